@@ -1,0 +1,36 @@
+"""quiver.formats: the event-log schema, its writer, reader, validator and builder.
+
+Nothing outside this package knows the byte layout of a log.
+"""
+
+from .builder import LogBuilder
+from .errors import LogFormatError
+from .reader import EventLog, SourceLocation, read_log, validate_schema
+from .schema import (
+    COLUMN_NAMES,
+    COLUMNS,
+    FAMILIES,
+    FORMAT_VERSION,
+    AccessFlag,
+    ConstructFlag,
+    ConstructKind,
+    DataOpKind,
+    DependKind,
+    EventKind,
+    LockType,
+    MapType,
+    MessageKind,
+    MpiSyncKind,
+    RmaOp,
+    SyncKind,
+    TaskFlag,
+    WinFlavor,
+)
+from .writer import LogWriter, write_log
+
+__all__ = [
+    "COLUMNS", "COLUMN_NAMES", "FAMILIES", "FORMAT_VERSION", "AccessFlag", "ConstructFlag", "ConstructKind",
+    "DataOpKind", "DependKind", "EventKind", "EventLog", "LockType", "LogBuilder", "LogFormatError", "LogWriter",
+    "MapType", "MessageKind", "MpiSyncKind", "RmaOp", "SourceLocation", "SyncKind", "TaskFlag", "WinFlavor",
+    "read_log", "validate_schema", "write_log",
+]

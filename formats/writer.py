@@ -1,0 +1,139 @@
+"""Write event logs: whole column sets or record batches, strings and locations in the metadata."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from .schema import (
+    COLUMN_DEFAULTS,
+    COLUMN_DTYPES,
+    COLUMN_NAMES,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    META_FORMAT,
+    META_LOCATIONS,
+    META_RUN,
+    META_STRINGS,
+    META_VERSION,
+    arrow_schema,
+)
+
+Location = tuple[str, int, int, str]  # (file, line, column, function)
+
+# Record batches of this many rows keep streaming readers in bounded memory.
+BATCH_ROWS = 1 << 20
+
+
+def log_metadata(strings: Sequence[str], locations: Sequence[Location], run: Mapping[str, Any]) -> dict[bytes, bytes]:
+    locs = [[str(f), int(line), int(col), str(fn)] for f, line, col, fn in locations]
+    return {
+        META_FORMAT: FORMAT_NAME.encode(),
+        META_VERSION: str(FORMAT_VERSION).encode(),
+        META_RUN: json.dumps(dict(run), sort_keys=True, default=str).encode(),
+        META_STRINGS: json.dumps(list(strings)).encode(),
+        META_LOCATIONS: json.dumps(locs).encode(),
+    }
+
+
+def complete_columns(columns: Mapping[str, Any], n: int | None = None) -> dict[str, np.ndarray]:
+    """Cast given columns to the schema's dtypes and fill the missing ones with their defaults."""
+    unknown = set(columns) - set(COLUMN_NAMES)
+    if unknown:
+        raise ValueError(f"unknown event columns: {sorted(unknown)}")
+    if n is None:
+        lengths = {len(v) for v in columns.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"event columns differ in length: {sorted(lengths)}")
+        n = lengths.pop() if lengths else 0
+    out = {}
+    for name in COLUMN_NAMES:
+        dtype = COLUMN_DTYPES[name]
+        if name in columns:
+            arr = np.asarray(columns[name])
+            if arr.dtype != dtype:
+                arr = arr.astype(dtype)
+            if len(arr) != n:
+                raise ValueError(f"column {name!r} has {len(arr)} rows, expected {n}")
+        else:
+            arr = np.full(n, COLUMN_DEFAULTS[name], dtype=dtype)
+        out[name] = arr
+    return out
+
+
+def batch_from_columns(columns: Mapping[str, np.ndarray], schema: pa.Schema) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays([pa.array(columns[n]) for n in COLUMN_NAMES], schema=schema)
+
+
+class LogWriter:
+    """Streams record batches into an Arrow IPC file; the metadata is fixed when it opens.
+
+    Writes to ``path + ".part"`` and renames on close, so a reader never sees half a file
+    under the final name.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        strings: Sequence[str] = (),
+        locations: Sequence[Location] = (),
+        run: Mapping[str, Any] | None = None,
+        compression: str | None = "zstd",
+    ) -> None:
+        self.path = Path(path)
+        self._part = self.path.with_name(self.path.name + ".part")
+        self.schema = arrow_schema(log_metadata(strings, locations, run or {}))
+        options = ipc.IpcWriteOptions(compression=compression)
+        self._sink = pa.OSFile(str(self._part), "wb")
+        self._writer = ipc.new_file(self._sink, self.schema, options=options)
+        self.rows = 0
+
+    def write_columns(self, columns: Mapping[str, Any]) -> None:
+        cols = complete_columns(columns)
+        n = len(cols["kind"])
+        for start in range(0, n, BATCH_ROWS):
+            part = {k: v[start:start + BATCH_ROWS] for k, v in cols.items()}
+            self._writer.write_batch(batch_from_columns(part, self.schema))
+        self.rows += n
+
+    def close(self) -> Path:
+        self._writer.close()
+        self._sink.close()
+        os.replace(self._part, self.path)
+        return self.path
+
+    def __enter__(self) -> LogWriter:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self._writer.close()
+            self._sink.close()
+            self._part.unlink(missing_ok=True)
+
+
+def write_log(
+    path: str | os.PathLike,
+    columns: Mapping[str, Any] | Iterable[Mapping[str, Any]],
+    *,
+    strings: Sequence[str] = (),
+    locations: Sequence[Location] = (),
+    run: Mapping[str, Any] | None = None,
+    compression: str | None = "zstd",
+) -> Path:
+    """Write a complete log. ``columns`` is one mapping of arrays, or an iterable of them (chunks)."""
+    chunks = [columns] if isinstance(columns, Mapping) else columns
+    with LogWriter(path, strings=strings, locations=locations, run=run, compression=compression) as w:
+        for chunk in chunks:
+            w.write_columns(chunk)
+    return Path(path)
