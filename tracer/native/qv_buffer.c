@@ -1,0 +1,392 @@
+/* qv_buffer.c - per-thread event buffers and raw chunk files (see qv_raw.h).
+ *
+ * Why this shape: the access path must never take a global lock, so each
+ * thread appends to its own mmap'd buffer and writes it with one write(2)
+ * when full; a fatal-signal handler and an atexit hook write what is left so
+ * a crash still leaves every event that happened before it. Memory comes
+ * from mmap, never malloc, because the OpenMP tracer interposes malloc.
+ */
+#define _GNU_SOURCE
+#include "qv_raw.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define QV_MAX_THREADS 4096
+#define QV_BUF_EVENTS 8192 /* 768 KiB per thread */
+#define QV_PATH_MAX 4096
+
+typedef struct qv_tbuf {
+  _Atomic uint32_t n;
+  atomic_flag busy; /* held while the buffer is being written to its file */
+  int fd;
+  int tid;
+  qv_event_t ev[QV_BUF_EVENTS];
+} qv_tbuf;
+
+static int g_state; /* 0 = not initialised, 1 = recording, 2 = off */
+static pthread_mutex_t g_init_mu = PTHREAD_MUTEX_INITIALIZER;
+static char g_dir[QV_PATH_MAX];
+static int g_rank;
+static int g_rank_locked; /* set once the first file was opened */
+static _Atomic int g_nthreads;
+static qv_tbuf *_Atomic g_bufs[QV_MAX_THREADS];
+static __thread qv_tbuf *t_buf;
+static pthread_key_t g_key;
+static void (*g_crash_hook)(void);
+static _Atomic int g_finalized;
+
+/* ---- small async-signal-safe helpers ---- */
+
+static void write_all(int fd, const void *p, size_t n) {
+  const char *c = (const char *)p;
+  while (n > 0) {
+    ssize_t w = write(fd, c, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    c += w;
+    n -= (size_t)w;
+  }
+}
+
+static void *qv_mmap(size_t n) {
+  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+static int open_rank_file(const char *suffix, int flags) {
+  char path[QV_PATH_MAX];
+  snprintf(path, sizeof path, "%s/r%d.%s", g_dir, g_rank, suffix);
+  g_rank_locked = 1;
+  return open(path, flags | O_CLOEXEC, 0644);
+}
+
+/* ---- strings ---- */
+
+typedef struct {
+  uint64_t hash;
+  const char *s;
+  uint32_t len;
+  int32_t id;
+} qv_str_slot;
+
+static pthread_mutex_t g_str_mu = PTHREAD_MUTEX_INITIALIZER;
+static qv_str_slot *g_str_tab;
+static size_t g_str_cap, g_str_count;
+static char *g_arena;
+static size_t g_arena_left;
+static int g_str_fd = -1;
+
+static uint64_t fnv1a(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+  return h | 1; /* 0 marks an empty slot */
+}
+
+static char *arena_copy(const char *s, size_t n) {
+  if (g_arena_left < n + 1) {
+    size_t sz = n + 1 > (1u << 20) ? n + 1 : (1u << 20);
+    g_arena = qv_mmap(sz);
+    if (!g_arena) return NULL;
+    g_arena_left = sz;
+  }
+  char *d = g_arena;
+  memcpy(d, s, n);
+  d[n] = 0;
+  g_arena += n + 1;
+  g_arena_left -= n + 1;
+  return d;
+}
+
+static int str_grow(void) {
+  size_t ncap = g_str_cap ? g_str_cap * 2 : 4096;
+  qv_str_slot *nt = qv_mmap(ncap * sizeof *nt);
+  if (!nt) return -1;
+  for (size_t i = 0; i < g_str_cap; i++) {
+    if (!g_str_tab[i].hash) continue;
+    size_t j = g_str_tab[i].hash & (ncap - 1);
+    while (nt[j].hash) j = (j + 1) & (ncap - 1);
+    nt[j] = g_str_tab[i];
+  }
+  if (g_str_tab) munmap(g_str_tab, g_str_cap * sizeof *g_str_tab);
+  g_str_tab = nt;
+  g_str_cap = ncap;
+  return 0;
+}
+
+int32_t qv_strintern_n(const char *s, size_t n) {
+  if (!s || !qv_init()) return -1;
+  uint64_t h = fnv1a(s, n);
+  int32_t id = -1;
+  pthread_mutex_lock(&g_str_mu);
+  if ((g_str_count + 1) * 2 > g_str_cap && str_grow() != 0) goto out;
+  size_t j = h & (g_str_cap - 1);
+  while (g_str_tab[j].hash) {
+    qv_str_slot *e = &g_str_tab[j];
+    if (e->hash == h && e->len == n && memcmp(e->s, s, n) == 0) {
+      id = e->id;
+      goto out;
+    }
+    j = (j + 1) & (g_str_cap - 1);
+  }
+  const char *copy = arena_copy(s, n);
+  if (!copy) goto out;
+  id = (int32_t)g_str_count++;
+  g_str_tab[j] = (qv_str_slot){h, copy, (uint32_t)n, id};
+  if (g_str_fd < 0) g_str_fd = open_rank_file("str", O_WRONLY | O_CREAT | O_APPEND);
+  if (g_str_fd >= 0) {
+    uint32_t hdr[2] = {(uint32_t)id, (uint32_t)n};
+    char small[512];
+    if (n + 8 <= sizeof small) { /* one write keeps the record whole on a crash */
+      memcpy(small, hdr, 8);
+      memcpy(small + 8, s, n);
+      write_all(g_str_fd, small, n + 8);
+    } else {
+      write_all(g_str_fd, hdr, 8);
+      write_all(g_str_fd, s, n);
+    }
+  }
+out:
+  pthread_mutex_unlock(&g_str_mu);
+  return id;
+}
+
+int32_t qv_strintern(const char *s) { return s ? qv_strintern_n(s, strlen(s)) : -1; }
+
+/* ---- info / modules ---- */
+
+static pthread_mutex_t g_info_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void qv_info(const char *key, const char *value) {
+  if (!qv_init()) return;
+  char line[QV_PATH_MAX + 256];
+  int n = snprintf(line, sizeof line, "%s=%s\n", key, value ? value : "");
+  if (n <= 0) return;
+  if ((size_t)n >= sizeof line) n = sizeof line - 1;
+  pthread_mutex_lock(&g_info_mu);
+  int fd = open_rank_file("info", O_WRONLY | O_CREAT | O_APPEND);
+  if (fd >= 0) {
+    write_all(fd, line, (size_t)n);
+    close(fd);
+  }
+  pthread_mutex_unlock(&g_info_mu);
+}
+
+void qv_info_i64(const char *key, int64_t value) {
+  char v[32];
+  snprintf(v, sizeof v, "%lld", (long long)value);
+  qv_info(key, v);
+}
+
+static int mod_cb(struct dl_phdr_info *info, size_t sz, void *arg) {
+  (void)sz;
+  int fd = *(int *)arg;
+  char exe[QV_PATH_MAX];
+  const char *name = info->dlpi_name;
+  if (!name || !*name) {
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k <= 0) return 0;
+    exe[k] = 0;
+    name = exe;
+  }
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+    char line[QV_PATH_MAX + 128];
+    uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+    int n = snprintf(line, sizeof line, "%llx %llx %llx %s\n", (unsigned long long)info->dlpi_addr,
+                     (unsigned long long)lo, (unsigned long long)(lo + ph->p_memsz), name);
+    if (n > 0 && (size_t)n < sizeof line) write_all(fd, line, (size_t)n);
+  }
+  return 0;
+}
+
+static pthread_mutex_t g_mod_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void qv_write_modules(void) {
+  if (!qv_init()) return;
+  pthread_mutex_lock(&g_mod_mu);
+  int fd = open_rank_file("mod", O_WRONLY | O_CREAT | O_TRUNC);
+  if (fd >= 0) {
+    dl_iterate_phdr(mod_cb, &fd);
+    close(fd);
+  }
+  pthread_mutex_unlock(&g_mod_mu);
+}
+
+/* ---- thread buffers ---- */
+
+static void buf_write(qv_tbuf *b) {
+  if (atomic_flag_test_and_set_explicit(&b->busy, memory_order_acquire)) return;
+  uint32_t n = atomic_load_explicit(&b->n, memory_order_acquire);
+  if (n > 0 && b->fd >= 0) write_all(b->fd, b->ev, (size_t)n * sizeof(qv_event_t));
+  atomic_store_explicit(&b->n, 0, memory_order_release);
+  atomic_flag_clear_explicit(&b->busy, memory_order_release);
+}
+
+static void thread_exit(void *p) {
+  if (p) buf_write((qv_tbuf *)p);
+}
+
+static qv_tbuf *buf_new(void) {
+  int tid = atomic_fetch_add(&g_nthreads, 1);
+  if (tid >= QV_MAX_THREADS) return NULL;
+  qv_tbuf *b = qv_mmap(sizeof *b);
+  if (!b) return NULL;
+  atomic_flag_clear(&b->busy);
+  b->tid = tid;
+  char suffix[32];
+  snprintf(suffix, sizeof suffix, "t%d.ev", tid);
+  b->fd = open_rank_file(suffix, O_WRONLY | O_CREAT | O_APPEND);
+  atomic_store(&g_bufs[tid], b);
+  pthread_setspecific(g_key, b);
+  return b;
+}
+
+static inline qv_tbuf *my_buf(void) {
+  qv_tbuf *b = t_buf;
+  if (__builtin_expect(b != NULL, 1)) return b;
+  if (!qv_init()) return NULL;
+  t_buf = b = buf_new();
+  return b;
+}
+
+int qv_thread_id(void) {
+  qv_tbuf *b = my_buf();
+  return b ? b->tid : -1;
+}
+
+void qv_emit(const qv_event_t *e) {
+  qv_tbuf *b = my_buf();
+  if (!b) return;
+  uint32_t n = atomic_load_explicit(&b->n, memory_order_relaxed);
+  if (n >= QV_BUF_EVENTS) {
+    buf_write(b);
+    n = atomic_load_explicit(&b->n, memory_order_relaxed);
+    if (n >= QV_BUF_EVENTS) return; /* buffer busy in a crash flush: drop */
+  }
+  qv_event_t *d = &b->ev[n];
+  *d = *e;
+  d->thread = b->tid;
+  if (d->time_ns == 0) d->time_ns = qv_now();
+  atomic_store_explicit(&b->n, n + 1, memory_order_release);
+}
+
+void qv_flush_thread(void) {
+  if (t_buf) buf_write(t_buf);
+}
+
+void qv_flush_all(void) {
+  int n = atomic_load(&g_nthreads);
+  if (n > QV_MAX_THREADS) n = QV_MAX_THREADS;
+  for (int i = 0; i < n; i++) {
+    qv_tbuf *b = atomic_load(&g_bufs[i]);
+    if (b) buf_write(b);
+  }
+}
+
+/* ---- crash and exit ---- */
+
+static const int k_fatal[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT, SIGQUIT};
+
+static void fatal_handler(int sig) {
+  static _Atomic int once;
+  if (atomic_exchange(&once, 1) == 0) {
+    if (g_crash_hook) g_crash_hook();
+    qv_flush_all();
+    char line[48];
+    int n = snprintf(line, sizeof line, "signal=%d\n", sig);
+    int fd = open_rank_file("info", O_WRONLY | O_CREAT | O_APPEND);
+    if (fd >= 0) {
+      write_all(fd, line, (size_t)n);
+      close(fd);
+    }
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void qv_set_crash_hook(void (*hook)(void)) { g_crash_hook = hook; }
+
+static void at_exit(void) { qv_finalize(); }
+
+static int env_int(const char *name, int *out) {
+  const char *v = getenv(name);
+  if (!v || !*v) return 0;
+  *out = atoi(v);
+  return 1;
+}
+
+int qv_init(void) {
+  int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+  if (__builtin_expect(s != 0, 1)) return s == 1;
+  pthread_mutex_lock(&g_init_mu);
+  if (g_state == 0) {
+    const char *dir = getenv("QUIVER_RAW_DIR");
+    if (!dir || !*dir || strlen(dir) >= sizeof g_dir) {
+      __atomic_store_n(&g_state, 2, __ATOMIC_RELEASE);
+    } else {
+      strcpy(g_dir, dir);
+      mkdir(g_dir, 0755);
+      if (!env_int("QUIVER_RANK", &g_rank) && !env_int("PMI_RANK", &g_rank) &&
+          !env_int("OMPI_COMM_WORLD_RANK", &g_rank))
+        g_rank = 0;
+      pthread_key_create(&g_key, thread_exit);
+      struct sigaction sa;
+      memset(&sa, 0, sizeof sa);
+      sa.sa_handler = fatal_handler;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_NODEFER;
+      for (size_t i = 0; i < sizeof k_fatal / sizeof k_fatal[0]; i++) {
+        struct sigaction old;
+        /* leave handlers the program installed before us alone */
+        if (sigaction(k_fatal[i], NULL, &old) == 0 && old.sa_handler != SIG_DFL) continue;
+        sigaction(k_fatal[i], &sa, NULL);
+      }
+      atexit(at_exit);
+      __atomic_store_n(&g_state, 1, __ATOMIC_RELEASE);
+    }
+  }
+  pthread_mutex_unlock(&g_init_mu);
+  if (g_state == 1) {
+    static _Atomic int info_once;
+    if (atomic_exchange(&info_once, 1) == 0) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      qv_info_i64("raw_version", QV_RAW_VERSION);
+      qv_info_i64("pid", getpid());
+      qv_info_i64("start_mono_ns", qv_now());
+      qv_info_i64("start_unix_ns", (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+    }
+  }
+  return g_state == 1;
+}
+
+int qv_active(void) { return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == 1; }
+int qv_rank(void) { return g_rank; }
+const char *qv_raw_dir(void) { return qv_active() ? g_dir : NULL; }
+
+void qv_set_rank(int rank) {
+  if (!g_rank_locked) g_rank = rank;
+}
+
+void qv_finalize(void) {
+  if (!qv_active() || atomic_exchange(&g_finalized, 1)) return;
+  qv_flush_all();
+  qv_write_modules();
+  qv_info_i64("threads", atomic_load(&g_nthreads));
+  qv_info_i64("end_mono_ns", qv_now());
+  qv_info("clean_exit", "1");
+}

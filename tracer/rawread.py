@@ -1,0 +1,151 @@
+"""Read a raw directory written by the native tracers (layout: tracer/native/qv_raw.h).
+
+Why: the native side only appends fixed-size records; this module turns them into
+numpy arrays in one call per file (no per-event Python loop) for finalize.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+# Must match qv_event_t in native/qv_raw.h (96 bytes, native little-endian).
+RAW_DTYPE = np.dtype(
+    [
+        ("time_ns", "<i8"),
+        ("addr", "<u8"),
+        ("addr2", "<u8"),
+        ("size", "<u8"),
+        ("id", "<i8"),
+        ("id2", "<i8"),
+        ("aux", "<i8"),
+        ("aux2", "<i8"),
+        ("pc", "<u8"),
+        ("loc_str", "<i4"),
+        ("op", "<i4"),
+        ("name", "<i4"),
+        ("device", "<i4"),
+        ("thread", "<i4"),
+        ("kind", "<i2"),
+        ("flags", "<i2"),
+    ]
+)
+assert RAW_DTYPE.itemsize == 96
+
+F_AUX_STR = 0x1
+F_AUX2_STR = 0x2
+F_PC_RET = 0x4
+F_ID2_STR = 0x8
+
+_EV_RE = re.compile(r"^r(\d+)\.t(\d+)\.ev$")
+
+
+@dataclass
+class Module:
+    """One loaded ELF object: pc in [lo, hi) symbolises as pc - bias in `path`."""
+
+    bias: int
+    lo: int
+    hi: int
+    path: str
+
+
+@dataclass
+class RankRaw:
+    """Everything one rank left in the raw directory."""
+
+    rank: int
+    events: np.ndarray  # RAW_DTYPE, unsorted (concatenated per-thread files)
+    strings: list[str]
+    modules: list[Module]
+    info: dict[str, str]
+    nthreads: int = 0
+    partial_records: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def read_events(path: Path) -> tuple[np.ndarray, bool]:
+    """Events of one thread file; a trailing partial record (crash mid-write) is dropped."""
+    data = np.fromfile(path, dtype=np.uint8)
+    whole = len(data) // RAW_DTYPE.itemsize * RAW_DTYPE.itemsize
+    return data[:whole].view(RAW_DTYPE), whole != len(data)
+
+
+def read_strings(path: Path) -> list[str]:
+    """Interned strings by id; a record cut by a crash is dropped."""
+    if not path.exists():
+        return []
+    buf = path.read_bytes()
+    out: dict[int, str] = {}
+    pos = 0
+    while pos + 8 <= len(buf):
+        sid, n = struct.unpack_from("<II", buf, pos)
+        if pos + 8 + n > len(buf):
+            break
+        out[sid] = buf[pos + 8 : pos + 8 + n].decode("utf-8", "replace")
+        pos += 8 + n
+    strings = [""] * (max(out) + 1 if out else 0)
+    for sid, s in out.items():
+        strings[sid] = s
+    return strings
+
+
+def read_modules(path: Path) -> list[Module]:
+    if not path.exists():
+        return []
+    mods = []
+    for line in path.read_text(errors="replace").splitlines():
+        parts = line.split(" ", 3)
+        if len(parts) == 4:
+            mods.append(Module(int(parts[0], 16), int(parts[1], 16), int(parts[2], 16), parts[3]))
+    return mods
+
+
+def read_info(path: Path) -> dict[str, str]:
+    """key=value lines; a key given twice keeps its last value, except list-valued keys."""
+    info: dict[str, str] = {}
+    if not path.exists():
+        return info
+    for line in path.read_text(errors="replace").splitlines():
+        key, sep, value = line.partition("=")
+        if not sep:
+            continue
+        if key in info and key.endswith("[]"):
+            info[key] += "\n" + value
+        else:
+            info[key] = value
+    return info
+
+
+def ranks_in(raw_dir: Path) -> list[int]:
+    ranks = set()
+    for p in raw_dir.iterdir():
+        m = re.match(r"^r(\d+)\.", p.name)
+        if m:
+            ranks.add(int(m.group(1)))
+    return sorted(ranks)
+
+
+def read_rank(raw_dir: Path, rank: int) -> RankRaw:
+    parts, partial, threads = [], 0, 0
+    for p in sorted(raw_dir.iterdir()):
+        m = _EV_RE.match(p.name)
+        if m and int(m.group(1)) == rank:
+            ev, cut = read_events(p)
+            parts.append(ev)
+            partial += int(cut)
+            threads = max(threads, int(m.group(2)) + 1)
+    events = np.concatenate(parts) if parts else np.zeros(0, RAW_DTYPE)
+    return RankRaw(
+        rank=rank,
+        events=events,
+        strings=read_strings(raw_dir / f"r{rank}.str"),
+        modules=read_modules(raw_dir / f"r{rank}.mod"),
+        info=read_info(raw_dir / f"r{rank}.info"),
+        nthreads=threads,
+        partial_records=partial,
+    )
