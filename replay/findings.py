@@ -1,0 +1,110 @@
+"""Findings: what every checker returns and every report renders.
+
+The JSON contract (docs/report-json.md) is ``Finding.to_dict``; keep the two in step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class FindingKind(str, Enum):
+    """The closed set of finding kinds (the ``kind`` field of the JSON report)."""
+
+    USE_OF_UNINITIALIZED_MEMORY = "use-of-uninitialized-memory"
+    USE_OF_STALE_DATA = "use-of-stale-data"
+    BUFFER_OVERFLOW = "buffer-overflow"
+    DATA_RACE = "data-race"
+    RMA_RACE = "rma-race"
+    REDUNDANT_TRANSFER = "redundant-transfer"
+
+
+# Kinds that never change the exit status on their own.
+ADVISORY_KINDS = frozenset({FindingKind.REDUNDANT_TRANSFER})
+
+
+@dataclass(frozen=True)
+class Site:
+    """A source location where something happened, and on which side."""
+
+    file: str = "??"
+    line: int = 0
+    function: str = ""
+    side: str = "host"          # "host", "device" (OpenMP) or "rank" (MPI)
+    device: int = -1
+    rank: int = 0
+    thread: int = 0
+
+    def short(self) -> str:
+        return f"{self.file}:{self.line}" if self.line > 0 else self.file
+
+    def __str__(self) -> str:
+        return f"{self.short()} in {self.function}" if self.function else self.short()
+
+
+@dataclass(frozen=True)
+class Related:
+    """Another location that matters for a finding: a map clause, the other access of a race..."""
+
+    role: str                   # "map-clause", "other-access", "allocation", "history", "synchronization", ...
+    site: Site
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class HistoryStep:
+    """One operation in the history of the first bad byte."""
+
+    operation: str              # e.g. "CV allocated (map(alloc: b[0:N]))", "host write"
+    site: Site
+    state: str = ""             # the byte's state after the step, e.g. "OV valid, CV invalid"
+
+
+@dataclass
+class Finding:
+    kind: FindingKind
+    message: str                # one line: what went wrong
+    access: Site                # where it went wrong
+    variable: str | None = None
+    related: list[Related] = field(default_factory=list)
+    history: list[HistoryStep] = field(default_factory=list)
+    fix: str = ""               # the concrete change to make
+    element: int | None = None  # index of the first bad element
+    element_size: int | None = None
+    extent: str = ""            # e.g. "b: 500000 elements mapped (4-byte)"
+    bytes: int = 0              # bad bytes, summed over occurrences
+    occurrences: int = 1
+    details: dict[str, Any] = field(default_factory=dict)  # checker-specific (rank, window, schedules, ...)
+
+    def key(self) -> tuple:
+        """Findings with the same key are one finding (counts are summed)."""
+        clause = next((r.site for r in self.related if r.role == "map-clause"), None)
+        other = next((r.site for r in self.related if r.role == "other-access"), None)
+        return (self.kind.value, self.variable or "", self.access.file, self.access.line, self.access.side,
+                self.access.rank, clause.file if clause else "", clause.line if clause else 0,
+                other.file if other else "", other.line if other else 0, other.rank if other else 0)
+
+    def sort_key(self) -> tuple:
+        return (self.access.file, self.access.line, self.kind.value, self.variable or "", self.access.rank,
+                self.key())
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["kind"] = self.kind.value
+        return d
+
+
+def merge_findings(findings: list[Finding]) -> list[Finding]:
+    """One finding per key, counts summed, in a deterministic order."""
+    merged: dict[tuple, Finding] = {}
+    for f in findings:
+        k = f.key()
+        if k in merged:
+            m = merged[k]
+            m.bytes += f.bytes
+            m.occurrences += f.occurrences
+        else:
+            merged[k] = f
+    return sorted(merged.values(), key=Finding.sort_key)

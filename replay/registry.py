@@ -1,0 +1,56 @@
+"""The checkers `trace analyze --check` can select, imported lazily.
+
+A checker is a pure function ``check(log: EventLog, options: CheckOptions) -> list[Finding]``:
+no I/O, no global state, so it can run on a shard in another process and its findings merge
+deterministically.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from quiver.formats import EventLog
+
+from .findings import Finding
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    max_schedules: int = 64
+    baseline: bool = False          # MPI-RMA: run exactly the paper's epoch algorithm
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Checker = Callable[[EventLog, CheckOptions], list[Finding]]
+
+# name -> (module, function, on by default, what it finds)
+CHECKERS: dict[str, tuple[str, str, bool, str]] = {
+    "mapping": ("quiver.replay.vsm", "check_mapping", True,
+                "use of uninitialised memory / stale data (VSM) and buffer overflows"),
+    "race": ("quiver.replay.races", "check_races", True,
+             "unordered conflicting accesses and copies around nowait target tasks"),
+    "schedules": ("quiver.replay.schedules", "check_schedules", True,
+                  "mapping issues that only some nowait schedules show"),
+    "rma": ("quiver.replay.rma", "check_rma", True, "MPI-RMA data races"),
+    "redundant-transfer": ("quiver.replay.redundant", "check_redundant_transfers", False,
+                           "transfers whose data was never read on the other side"),
+}
+
+
+def available_checkers() -> dict[str, Checker]:
+    """Checkers whose module is installed (a checker still being built is simply absent)."""
+    out: dict[str, Checker] = {}
+    for name, (module, func, _default, _doc) in CHECKERS.items():
+        try:
+            out[name] = getattr(importlib.import_module(module), func)
+        except ModuleNotFoundError as e:
+            if e.name != module:
+                raise
+    return out
+
+
+def default_checkers() -> list[str]:
+    return [name for name, (_m, _f, default, _d) in CHECKERS.items() if default]
