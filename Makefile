@@ -1,0 +1,48 @@
+# quiver: `make setup` then `make demo`; `make test` runs the test suite.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+APT_PACKAGES := clang-19 llvm-19 lld-19 libomp-19-dev mpich libmpich-dev python3-venv valgrind
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: help setup apt venv native test test-fast lint demo bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+setup: apt venv native ## install apt packages, the Python package in .venv/, build the tracer
+	@echo "setup done: run 'source $(VENV)/bin/activate' (or use $(VENV)/bin/trace)"
+
+apt: ## install the toolchain (clang-19, libomp-19, mpich) with apt
+	@if dpkg -s $(APT_PACKAGES) >/dev/null 2>&1; then echo "apt packages present"; else \
+	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(APT_PACKAGES); fi
+
+venv: ## create .venv/ and install quiver with its test extras
+	@[ -x $(PY) ] || python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e ".[test]"
+	$(PY) -m ipykernel install --user --name python3 >/dev/null 2>&1 || true
+
+native: ## build the native tracer libraries
+	$(PY) -c "from quiver.tracer import native; print('tracer built in', native.ensure_built())" 2>/dev/null \
+	  || echo "native tracer not built (quiver.tracer.native not available yet)"
+
+test: ## run the whole test suite (real clang/libomp programs and MPI ranks)
+	$(VENV)/bin/pytest -q -p no:cacheprovider
+	@find /tmp -maxdepth 1 -name 'tmpfile_*' -user "$$(id -un)" -mmin -120 -delete 2>/dev/null || true
+
+test-fast: ## tests that need no compiler (format, builder, checkers on synthetic logs)
+	$(VENV)/bin/pytest -q -p no:cacheprovider -m "not slow"
+
+lint: ## ruff
+	$(VENV)/bin/ruff check quiver formats replay tracer tests bench
+
+demo: ## compile, record and analyze a program with a mapping bug (seed 000 Fig. 1)
+	@bash examples/demo.sh
+
+bench: ## run the benchmarks; prints a table and writes bench/results.json
+	$(PY) bench/run.py
+
+clean: ## remove build products and logs
+	rm -rf build *.egg-info tracer/native/build .pytest_cache examples/out
