@@ -19,6 +19,10 @@
  *   r<R>.info     text "key=value" lines appended as the run goes
  *                 (pid, start_mono_ns, start_unix_ns, threads, signal, clean_exit).
  *
+ * Linking: qv_buffer.c is built once, into libquiver_rt.so (quiver.tracer.native
+ * builds it); every tracer library (libquiver_omp.so, the PMPI library) links
+ * -lquiver_rt so one process has exactly one writer, whatever is loaded.
+ *
  * Column meaning is the one of formats/FORMAT.md; a raw event differs from a
  * log row only in: absolute CLOCK_MONOTONIC time, `pc`/`loc_str` instead of a
  * location id, and string ids local to the rank (flag bits say which extra
