@@ -5,6 +5,7 @@ Nothing outside this package knows the byte layout of a log.
 
 from .builder import LogBuilder
 from .errors import LogFormatError
+from .logset import LogSet, open_logs, rank_file_name, write_manifest
 from .reader import EventLog, SourceLocation, read_log, validate_schema
 from .schema import (
     COLUMN_NAMES,
@@ -30,7 +31,7 @@ from .writer import LogWriter, write_log
 
 __all__ = [
     "COLUMNS", "COLUMN_NAMES", "FAMILIES", "FORMAT_VERSION", "AccessFlag", "ConstructFlag", "ConstructKind",
-    "DataOpKind", "DependKind", "EventKind", "EventLog", "LockType", "LogBuilder", "LogFormatError", "LogWriter",
+    "DataOpKind", "DependKind", "EventKind", "EventLog", "LockType", "LogBuilder", "LogFormatError", "LogSet", "LogWriter",
     "MapType", "MessageKind", "MpiSyncKind", "RmaOp", "SourceLocation", "SyncKind", "TaskFlag", "WinFlavor",
-    "read_log", "validate_schema", "write_log",
+    "open_logs", "rank_file_name", "read_log", "validate_schema", "write_log", "write_manifest",
 ]
