@@ -3,13 +3,59 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from functools import cached_property
 from typing import Any
 
+import numpy as np
 import polars as pl
 
-from quiver.formats import FAMILIES, EventLog, read_log
+from quiver.formats import FAMILIES, EventKind, EventLog, read_log
+from quiver.formats.schema import COLUMN_DTYPES
 from quiver.formats.views import events_frame, family_view
+
+# dtype of ``seq`` in every frame (the one ``events_frame`` gives), so frames join on it.
+SEQ_DTYPE = pl.UInt32
+
+
+def select_events(log: EventLog, kinds: Iterable[int] | None = None, *, ranks: Iterable[int] | None = None,
+                  from_ns: int | None = None, to_ns: int | None = None,
+                  columns: Iterable[str] | None = None) -> pl.DataFrame:
+    """Raw events of some kinds (all when None) with their global ``seq``, read one record batch
+    at a time so the kinds left out (usually the accesses) never sit in memory together.
+    ``columns`` keeps only those raw columns (all when None)."""
+    names = list(columns) if columns is not None else list(COLUMN_DTYPES)
+    kind_list = np.array(sorted({int(k) for k in kinds}), dtype=np.int16) if kinds is not None else None
+    rank_list = np.array(sorted({int(r) for r in ranks}), dtype=np.int32) if ranks is not None else None
+    parts: list[pl.DataFrame] = []
+    offset = 0
+    for batch in log.batches():
+        n = len(batch["kind"])
+        keep = np.ones(n, dtype=bool)
+        if kind_list is not None:
+            keep &= np.isin(batch["kind"], kind_list)
+        if rank_list is not None:
+            keep &= np.isin(batch["rank"], rank_list)
+        if from_ns is not None:
+            keep &= batch["time_ns"] >= from_ns
+        if to_ns is not None:
+            keep &= batch["time_ns"] <= to_ns
+        idx = np.flatnonzero(keep)
+        if len(idx):
+            cols = {"seq": pl.Series((idx + offset).astype(np.int64)).cast(SEQ_DTYPE)}
+            cols.update({name: batch[name][idx] for name in names})
+            parts.append(pl.DataFrame(cols))
+        offset += n
+    if not parts:
+        cols = {"seq": pl.Series([], dtype=SEQ_DTYPE)}
+        cols.update({name: np.zeros(0, dtype=COLUMN_DTYPES[name]) for name in names})
+        return pl.DataFrame(cols)
+    return pl.concat(parts, rechunk=True)
+
+
+# Event kinds that describe the OpenMP data environment (no accesses).
+MAPPING_KINDS = (EventKind.CONSTRUCT_BEGIN, EventKind.CONSTRUCT_END, EventKind.MAP_CLAUSE, EventKind.DATA_OP,
+                 EventKind.KERNEL)
 
 
 class Trace:
@@ -60,6 +106,6 @@ class Trace:
         return f"<quiver.Trace {self.log.path} program={self.run.get('program')!r} events={self.log.num_events}>"
 
 
-def open(path: str | os.PathLike) -> Trace:  # noqa: A001 - the documented entry point
+def open(path: str | os.PathLike) -> Trace:
     """Open an event log; raises ``quiver.formats.LogFormatError`` if it is unusable."""
     return Trace.from_arrow(path)
