@@ -31,6 +31,7 @@ typedef struct qv_tbuf {
   atomic_flag busy; /* held while the buffer is being written to its file */
   int fd;
   int tid;
+  int64_t last; /* last stamp handed out: stamps are strictly increasing per thread */
   qv_event_t ev[QV_BUF_EVENTS];
 } qv_tbuf;
 
@@ -218,7 +219,8 @@ static pthread_mutex_t g_mod_mu = PTHREAD_MUTEX_INITIALIZER;
 void qv_write_modules(void) {
   if (!qv_init()) return;
   pthread_mutex_lock(&g_mod_mu);
-  int fd = open_rank_file("mod", O_WRONLY | O_CREAT | O_TRUNC);
+  /* appended: objects unloaded before exit (device images) keep their lines */
+  int fd = open_rank_file("mod", O_WRONLY | O_CREAT | O_APPEND);
   if (fd >= 0) {
     dl_iterate_phdr(mod_cb, &fd);
     close(fd);
@@ -280,8 +282,18 @@ void qv_emit(const qv_event_t *e) {
   qv_event_t *d = &b->ev[n];
   *d = *e;
   d->thread = b->tid;
-  if (d->time_ns == 0) d->time_ns = qv_now();
+  if (d->time_ns == 0) {
+    int64_t now = qv_now();
+    d->time_ns = b->last = now > b->last ? now : b->last + 1;
+  }
   atomic_store_explicit(&b->n, n + 1, memory_order_release);
+}
+
+int64_t qv_stamp(void) {
+  qv_tbuf *b = my_buf();
+  int64_t now = qv_now();
+  if (!b) return now;
+  return b->last = now > b->last ? now : b->last + 1;
 }
 
 void qv_flush_thread(void) {
@@ -321,6 +333,12 @@ static void fatal_handler(int sig) {
 void qv_set_crash_hook(void (*hook)(void)) { g_crash_hook = hook; }
 
 static void at_exit(void) { qv_finalize(); }
+
+/* Events emitted by other libraries' exit handlers after qv_finalize (e.g. the
+ * offload runtime unregistering its images) still reach the files. */
+__attribute__((destructor)) static void at_unload(void) {
+  if (qv_active()) qv_flush_all();
+}
 
 static int env_int(const char *name, int *out) {
   const char *v = getenv(name);

@@ -14,7 +14,7 @@
  *                 record (killed mid-write) is ignored by the reader.
  *   r<R>.str      interned strings: records {uint32 id; uint32 len; bytes[len]},
  *                 id = order of first qv_strintern() call in that rank.
- *   r<R>.mod      loaded ELF objects, text lines "<bias hex> <lo hex> <hi hex> <path>"
+ *   r<R>.mod      loaded ELF objects (appended, may repeat), text lines "<bias hex> <lo hex> <hi hex> <path>"
  *                 (lo/hi = executable segment range); used to symbolise pc.
  *   r<R>.info     text "key=value" lines appended as the run goes
  *                 (pid, start_mono_ns, start_unix_ns, threads, signal, clean_exit).
@@ -88,13 +88,14 @@ int qv_rank(void);
 void qv_set_rank(int rank);        /* before the first event only (e.g. MPI after MPI_Init) */
 int qv_thread_id(void);            /* tracer thread index of the caller (allocates its buffer) */
 void qv_emit(const qv_event_t *e); /* append to the caller's buffer; stamps thread and time */
+int64_t qv_stamp(void);            /* a time stamp strictly after the caller's previous one */
 int32_t qv_strintern(const char *s);            /* NULL -> -1 */
 int32_t qv_strintern_n(const char *s, size_t n);
 void qv_flush_thread(void);        /* write the caller's buffer */
 void qv_flush_all(void);           /* write every buffer; async-signal-safe (best effort) */
 void qv_info(const char *key, const char *value);     /* append "key=value" to r<R>.info */
 void qv_info_i64(const char *key, int64_t value);
-void qv_write_modules(void);       /* (re)write r<R>.mod from dl_iterate_phdr */
+void qv_write_modules(void);       /* append the loaded objects to r<R>.mod (reader dedups) */
 const char *qv_raw_dir(void);
 void qv_finalize(void);            /* flush all, modules, clean_exit=1; idempotent */
 /* Hook run first by the fatal-signal handler (e.g. to flush pending access runs). */

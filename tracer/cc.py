@@ -1,0 +1,95 @@
+"""`trace cc` / `trace cxx` / `quiver-cc` / `quiver-cxx`: clang-19 plus what recording needs.
+
+Why a wrapper (like mpicc): the program must be built with host offloading, the load/store
+instrumentation, and linked (host and device image) against the tracer, with rpaths so the
+binary runs without environment variables. Everything else on the command line goes to
+clang unchanged, so the wrapper works as CC/CXX in Make or CMake projects.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from quiver.tracer.native import LLVM_LIB, BuildError, ensure_built
+
+OFFLOAD_TRIPLE = "x86_64-unknown-linux-gnu"
+COMPILERS = {"cc": "clang-19", "cxx": "clang++-19"}
+INSTRUMENT = ["-fsanitize-coverage=func,trace-loads,trace-stores", "-fno-sanitize-link-runtime"]
+# Options after which clang does not link.
+_NO_LINK = {"-c", "-S", "-E", "-M", "-MM", "-fsyntax-only", "--version", "-v", "-###", "--help"}
+
+
+def compiler(lang: str) -> str:
+    return os.environ.get("QUIVER_CXX" if lang == "cxx" else "QUIVER_CC", COMPILERS[lang])
+
+
+def links(args: list[str]) -> bool:
+    """True when clang will run the linker for this command line."""
+    return not any(a in _NO_LINK for a in args) and any(not a.startswith("-") or a.startswith("-l")
+                                                        for a in args)
+
+
+def has_debug_info(args: list[str]) -> bool:
+    return any(a.startswith("-g") and a not in ("-g0",) for a in args)
+
+
+def compile_flags(args: list[str]) -> list[str]:
+    """Flags added in front of the user's: offloading, instrumentation, line tables."""
+    flags = []
+    if not any(a.startswith("-fopenmp") and not a.startswith("-fopenmp-") for a in args):
+        flags.append("-fopenmp")
+    if not any(a.startswith("-fopenmp-targets") for a in args):
+        flags.append(f"-fopenmp-targets={OFFLOAD_TRIPLE}")
+    flags += INSTRUMENT
+    if not has_debug_info(args):
+        # Lines and map-clause names come from debug info; line tables do not change code.
+        flags.append("-gline-tables-only")
+    return flags
+
+
+def link_flags(libdir: Path) -> list[str]:
+    """Tracer libraries for the host program and its device image, plus rpaths."""
+    d = str(libdir)
+    return [
+        f"-L{d}", "-Wl,--push-state,--no-as-needed", "-lquiver_omp", "-lquiver_rt", "-Wl,--pop-state",
+        f"-Wl,-rpath,{d}", f"-Wl,-rpath,{LLVM_LIB}",
+        "-Xoffload-linker", f"-L{d}", "-Xoffload-linker", "-lquiver_omp",
+        "-Xoffload-linker", "-lquiver_rt",
+    ]
+
+
+def command(lang: str, args: list[str]) -> list[str]:
+    cmd = [compiler(lang), *compile_flags(args), *args]
+    if links(args):
+        cmd += link_flags(ensure_built())
+    return cmd
+
+
+def run(lang: str, args: list[str]) -> int:
+    """Run the compiler; returns its exit status (its messages pass through)."""
+    try:
+        cmd = command(lang, args)
+    except BuildError as e:
+        print(f"trace: error: {e}", file=sys.stderr)
+        return 2
+    if os.environ.get("QUIVER_CC_VERBOSE"):
+        print("trace: " + " ".join(cmd), file=sys.stderr)
+    try:
+        return subprocess.run(cmd, check=False).returncode
+    except FileNotFoundError:
+        print(f"trace: error: {cmd[0]} not found: install clang-19 (apt-get install clang-19 libomp-19-dev)",
+              file=sys.stderr)
+        return 2
+
+
+def main_cc() -> None:
+    """Console script `quiver-cc`: usable as CC."""
+    sys.exit(run("cc", sys.argv[1:]))
+
+
+def main_cxx() -> None:
+    """Console script `quiver-cxx`: usable as CXX."""
+    sys.exit(run("cxx", sys.argv[1:]))

@@ -1,0 +1,66 @@
+"""Typer commands of the recording side: `trace cc`, `trace cxx`, `trace record`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from quiver.tracer import cc as ccmod
+
+_PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": ["--help"]}
+
+
+def cc(ctx: typer.Context) -> None:
+    """Compile C like clang-19, adding host offloading, access instrumentation and the tracer.
+
+    Every argument goes to clang-19 unchanged, e.g. `trace cc -g -O1 prog.c -o prog`.
+    As CC in a build: CC=quiver-cc (the same wrapper as a plain executable).
+    """
+    raise typer.Exit(ccmod.run("cc", list(ctx.args)))
+
+
+def cxx(ctx: typer.Context) -> None:
+    """Compile C++ like clang++-19, adding host offloading, access instrumentation and the tracer.
+
+    Every argument goes to clang++-19 unchanged. As CXX in a build: CXX=quiver-cxx.
+    """
+    raise typer.Exit(ccmod.run("cxx", list(ctx.args)))
+
+
+cc.context_settings = _PASS_THROUGH
+cxx.context_settings = _PASS_THROUGH
+
+
+def record(
+    program: Annotated[list[str], typer.Argument(help="the program and its arguments (after --)",
+                                                 show_default=False)],
+    output: Annotated[Path, typer.Option("-o", "--output", help="event log to write")] = Path("run.arrow"),
+    ranks: Annotated[int | None, typer.Option("-n", "--ranks", min=1,
+                                              help="run RANKS MPI processes under the launcher")] = None,
+    launcher: Annotated[str | None, typer.Option("--launcher",
+                                                 help="launcher command used with -n (default mpiexec.mpich)")] = None,
+) -> None:
+    """Run a program with the tracer and write one event log; exits with the program's status.
+
+    Example:  trace record -o run.arrow -- ./prog 100
+    """
+    from quiver.tracer.native import BuildError
+    from quiver.tracer.record import record as do_record
+
+    if not program:
+        print("trace: error: no program given (usage: trace record -o run.arrow -- ./prog args)", file=sys.stderr)
+        raise typer.Exit(2)
+    try:
+        result = do_record(program, output, ranks=ranks, launcher=launcher)
+    except FileNotFoundError:
+        print(f"trace: error: program not found: {program[0]}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    except BuildError as e:
+        print(f"trace: error: {e}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    raise typer.Exit(result.exit_code)
+
+
+record.context_settings = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]}

@@ -1,0 +1,131 @@
+"""Build the native tracer libraries (C sources next to this file) into a cache directory.
+
+Why a build step at run time: the libraries must match this machine's clang-19/libomp, and a
+hash of the sources names the output directory, so binaries built by `trace cc` keep working
+(their rpath points at the directory of the sources they were built with).
+
+Libraries (all shared, linked into the program and into its device image):
+  libquiver_rt.so   the raw-chunk writer (qv_buffer.c), one per process
+  libquiver_omp.so  OMPT tool, offload entry wrappers, access callbacks, heap interposition
+Other tracers add an entry to LIBS (e.g. the PMPI library, built with mpicc).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NATIVE_DIR = Path(__file__).resolve().parent
+CLANG = os.environ.get("QUIVER_CLANG", "clang-19")
+LLVM_LIB = "/usr/lib/llvm-19/lib"
+CFLAGS = ["-O2", "-g", "-fPIC", "-Wall", "-Wextra", "-std=gnu11", "-fno-omit-frame-pointer"]
+
+
+class BuildError(RuntimeError):
+    """The native libraries could not be built (compiler missing or failing)."""
+
+
+@dataclass
+class NativeLib:
+    name: str                      # lib<name>.so
+    sources: list[str]             # relative to NATIVE_DIR
+    deps: list[str] = field(default_factory=list)     # other LIBS linked with -l
+    ldlibs: list[str] = field(default_factory=list)
+    cc: str = CLANG
+    optional: bool = False         # skipped (not an error) when its compiler is missing
+
+
+LIBS: list[NativeLib] = [
+    NativeLib("quiver_rt", ["qv_buffer.c"], ldlibs=["-lpthread"]),
+    NativeLib("quiver_omp", ["qv_omp.c", "qv_access.c", "qv_alloc.c"], deps=["quiver_rt"],
+              ldlibs=["-ldl", "-lpthread"]),
+]
+
+
+def _source_files() -> list[Path]:
+    files = [p for p in NATIVE_DIR.rglob("*") if p.suffix in (".c", ".h") and "build" not in p.parts]
+    return sorted(files)
+
+
+def _compiler_id(cc: str) -> str:
+    try:
+        out = subprocess.run([cc, "--version"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return "missing"
+    return out.splitlines()[0] if out else "unknown"
+
+
+def source_hash() -> str:
+    h = hashlib.sha256()
+    for p in _source_files():
+        h.update(str(p.relative_to(NATIVE_DIR)).encode())
+        h.update(p.read_bytes())
+    for lib in LIBS:
+        h.update(repr((lib.name, lib.sources, lib.deps, lib.ldlibs, lib.cc, _compiler_id(lib.cc))).encode())
+    h.update(repr(CFLAGS).encode())
+    return h.hexdigest()[:16]
+
+
+def _cache_root() -> Path:
+    env = os.environ.get("QUIVER_NATIVE_BUILD")
+    if env:
+        return Path(env)
+    local = NATIVE_DIR / "build"
+    try:
+        local.mkdir(exist_ok=True)
+        if os.access(local, os.W_OK):
+            return local
+    except OSError:
+        pass
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "quiver" / "native"
+
+
+def build_dir() -> Path:
+    """Where the libraries of the current sources live (built or not)."""
+    return _cache_root() / source_hash()
+
+
+def _compile(lib: NativeLib, out: Path) -> None:
+    srcs = [str(NATIVE_DIR / s) for s in lib.sources]
+    cmd = [lib.cc, *CFLAGS, "-shared", "-I", str(NATIVE_DIR), *srcs, "-o", str(out / f"lib{lib.name}.so"),
+           f"-Wl,-soname,lib{lib.name}.so", "-Wl,-rpath,$ORIGIN", "-L", str(out)]
+    cmd += [f"-l{d}" for d in lib.deps] + lib.ldlibs
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"building lib{lib.name}.so failed:\n{' '.join(cmd)}\n{proc.stderr.strip()}")
+
+
+def ensure_built() -> Path:
+    """Build the libraries if the current sources have not been built yet; return their directory."""
+    final = build_dir()
+    if all((final / f"lib{lib.name}.so").exists() for lib in LIBS if not lib.optional):
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
+    try:
+        for lib in LIBS:
+            if shutil.which(lib.cc) is None:
+                if lib.optional:
+                    continue
+                raise BuildError(f"{lib.cc} not found: install clang-19 (apt-get install clang-19 libomp-19-dev)")
+            _compile(lib, tmp)
+        try:
+            os.rename(tmp, final)
+        except OSError:  # built concurrently by another process: keep theirs
+            if not (final / "libquiver_omp.so").exists():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def lib_path(name: str) -> Path:
+    """Path of lib<name>.so, building if needed."""
+    return ensure_built() / f"lib{name}.so"

@@ -1,0 +1,288 @@
+/* qv_access.c - memory accesses from -fsanitize-coverage=trace-loads,trace-stores.
+ *
+ * Why this shape: these callbacks run for every load/store of host and device
+ * code, so they take no lock and allocate nothing.
+ *  - host side: only accesses to memory that has been mapped are kept; the
+ *    mapped host ranges are a sorted array published through an atomic pointer
+ *    (writers copy-on-write under a mutex, readers binary-search);
+ *  - device side: everything except the kernel threads' own stacks;
+ *  - adjacent same-kind accesses from one PC are coalesced into runs, a few
+ *    runs per thread at once. A run is stamped with its start time, so a run
+ *    may only grow while no later-started run of the thread holds a
+ *    conflicting access to the same bytes: the per-byte read/write order of
+ *    the log then matches what the thread really did.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "qv_omp_int.h"
+
+__thread qv_tls qv_t __attribute__((tls_model("initial-exec"))) = {.dev = -1, .slot_idx = -1};
+int qv_rec;
+
+/* ---- mapped host ranges ---- */
+
+typedef struct qv_ranges {
+  size_t n, cap;
+  uintptr_t min, max;
+  uintptr_t r[]; /* lo0 hi0 lo1 hi1 ... sorted, disjoint */
+} qv_ranges;
+
+static qv_ranges *_Atomic g_ranges;
+static pthread_mutex_t g_ranges_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static inline int host_tracked(uintptr_t a, uintptr_t n) {
+  const qv_ranges *R = atomic_load_explicit(&g_ranges, memory_order_acquire);
+  if (!R || a + n <= R->min || a >= R->max) return 0;
+  size_t lo = 0, hi = R->n;
+  while (lo < hi) { /* first range whose end is above a */
+    size_t m = (lo + hi) >> 1;
+    if (R->r[2 * m + 1] <= a) lo = m + 1; else hi = m;
+  }
+  return lo < R->n && R->r[2 * lo] < a + n;
+}
+
+static qv_ranges *ranges_alloc(size_t cap) {
+  qv_ranges *R = mmap(NULL, sizeof(qv_ranges) + 2 * cap * sizeof(uintptr_t), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (R == MAP_FAILED) return NULL;
+  R->n = 0;
+  R->cap = cap;
+  return R;
+}
+
+static void ranges_push(qv_ranges *R, uintptr_t lo, uintptr_t hi) {
+  if (lo >= hi) return;
+  if (R->n && R->r[2 * R->n - 1] >= lo) { /* touches the previous one: merge */
+    if (hi > R->r[2 * R->n - 1]) R->r[2 * R->n - 1] = hi;
+    return;
+  }
+  R->r[2 * R->n] = lo;
+  R->r[2 * R->n + 1] = hi;
+  R->n++;
+}
+
+/* Publish a new array; old arrays are never unmapped (readers may hold them), they are small. */
+static void ranges_publish(qv_ranges *R) {
+  if (R->n) {
+    R->min = R->r[0];
+    R->max = R->r[2 * R->n - 1];
+  }
+  atomic_store_explicit(&g_ranges, R, memory_order_release);
+}
+
+void qv_track_host(uintptr_t lo, uintptr_t hi) {
+  if (lo >= hi) return;
+  pthread_mutex_lock(&g_ranges_mu);
+  qv_ranges *old = atomic_load(&g_ranges);
+  size_t n = old ? old->n : 0;
+  qv_ranges *R = ranges_alloc(n + 1 < 64 ? 64 : 2 * (n + 1));
+  if (R) {
+    int done = 0;
+    for (size_t i = 0; i < n; i++) {
+      uintptr_t a = old->r[2 * i], b = old->r[2 * i + 1];
+      if (!done && lo <= a) {
+        ranges_push(R, lo, hi);
+        done = 1;
+      }
+      ranges_push(R, a, b);
+    }
+    if (!done) ranges_push(R, lo, hi);
+    ranges_publish(R);
+  }
+  pthread_mutex_unlock(&g_ranges_mu);
+}
+
+void qv_untrack_host(uintptr_t lo, uintptr_t hi) {
+  const qv_ranges *cur = atomic_load(&g_ranges);
+  if (!cur || hi <= cur->min || lo >= cur->max) return;
+  pthread_mutex_lock(&g_ranges_mu);
+  qv_ranges *old = atomic_load(&g_ranges);
+  qv_ranges *R = ranges_alloc(old->n + 2);
+  if (R) {
+    for (size_t i = 0; i < old->n; i++) {
+      uintptr_t a = old->r[2 * i], b = old->r[2 * i + 1];
+      if (b <= lo || a >= hi) {
+        ranges_push(R, a, b);
+        continue;
+      }
+      if (a < lo) ranges_push(R, a, lo);
+      if (b > hi) ranges_push(R, hi, b);
+    }
+    ranges_publish(R);
+  }
+  pthread_mutex_unlock(&g_ranges_mu);
+}
+
+/* ---- kernel stacks (device side) ---- */
+
+#define QV_KSTK 4096
+static _Atomic uintptr_t g_kstk[QV_KSTK][2];
+static _Atomic int g_kstk_n;
+
+static uintptr_t stack_base_lo(qv_tls *t) {
+  if (!t->stk_base_lo) {
+    pthread_attr_t attr;
+    t->in_tool++;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      void *addr;
+      size_t size;
+      if (pthread_attr_getstack(&attr, &addr, &size) == 0) t->stk_base_lo = (uintptr_t)addr;
+      pthread_attr_destroy(&attr);
+    }
+    t->in_tool--;
+    if (!t->stk_base_lo) t->stk_base_lo = (uintptr_t)__builtin_frame_address(0) - (8u << 20);
+  }
+  return t->stk_base_lo;
+}
+
+void qv_device_enter(qv_tls *t, int32_t dev, int64_t construct, uintptr_t frame) {
+  qv_runs_flush(t);
+  t->dev = dev;
+  t->construct = construct;
+  t->stk_lo = stack_base_lo(t);
+  t->stk_hi = frame;
+  if (t->slot_idx < 0) {
+    int tid = qv_thread_id();
+    if (tid >= 0 && tid < QV_KSTK) {
+      t->slot_idx = tid;
+      int n = atomic_load(&g_kstk_n);
+      while (n < tid + 1 && !atomic_compare_exchange_weak(&g_kstk_n, &n, tid + 1)) {
+      }
+    }
+  }
+  if (t->slot_idx >= 0) {
+    atomic_store_explicit(&g_kstk[t->slot_idx][0], t->stk_lo, memory_order_relaxed);
+    atomic_store_explicit(&g_kstk[t->slot_idx][1], t->stk_hi, memory_order_release);
+  }
+}
+
+void qv_device_leave(qv_tls *t) {
+  qv_runs_flush(t);
+  t->dev = -1;
+  t->construct = -1;
+  t->stk_lo = t->stk_hi = 0;
+  if (t->slot_idx >= 0) atomic_store_explicit(&g_kstk[t->slot_idx][1], 0, memory_order_release);
+}
+
+static inline int on_kernel_stack(const qv_tls *t, uintptr_t a) {
+  if (a >= t->stk_lo && a < t->stk_hi) return 1;
+  int n = atomic_load_explicit(&g_kstk_n, memory_order_relaxed);
+  for (int i = 0; i < n; i++) {
+    uintptr_t hi = atomic_load_explicit(&g_kstk[i][1], memory_order_acquire);
+    if (hi && a < hi && a >= atomic_load_explicit(&g_kstk[i][0], memory_order_relaxed)) return 1;
+  }
+  return 0;
+}
+
+/* ---- runs ---- */
+
+static inline void run_emit(qv_tls *t, qv_run *r) {
+  qv_event_t e = QV_EVENT_INIT;
+  e.time_ns = r->t0;
+  e.kind = QV_K_ACCESS;
+  e.addr = r->lo;
+  e.size = r->hi - r->lo;
+  e.op = r->write;
+  e.device = t->dev;
+  e.id = t->dev >= 0 ? t->construct : -1;
+  e.pc = r->pc;
+  e.flags = QV_F_PC_RET;
+  r->seq = 0;
+  t->in_tool++;
+  qv_emit(&e);
+  t->in_tool--;
+}
+
+void qv_runs_flush(qv_tls *t) {
+  if (!t->run_seq) return;
+  for (;;) { /* emit in start order */
+    qv_run *first = NULL;
+    for (int i = 0; i < QV_RUN_SLOTS; i++)
+      if (t->runs[i].seq && (!first || t->runs[i].seq < first->seq)) first = &t->runs[i];
+    if (!first) break;
+    run_emit(t, first);
+  }
+  t->run_seq = 0;
+}
+
+static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
+  r->lo = a;
+  r->hi = a + n;
+  r->pc = pc;
+  r->write = w;
+  r->t0 = qv_stamp();
+  r->seq = ++t->run_seq;
+}
+
+static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
+  qv_run *s = NULL, *victim = NULL;
+  for (int i = 0; i < QV_RUN_SLOTS; i++) {
+    qv_run *r = &t->runs[i];
+    if (!r->seq) {
+      if (!victim || victim->seq) victim = r;
+      continue;
+    }
+    if (r->pc == pc && r->write == w) {
+      s = r;
+      break;
+    }
+    if (!victim || (victim->seq && r->seq < victim->seq)) victim = r;
+  }
+  if (s) {
+    uintptr_t e = a + n;
+    if (a <= s->hi && e >= s->lo) { /* adjacent or overlapping: may grow */
+      for (int i = 0; i < QV_RUN_SLOTS; i++) {
+        qv_run *o = &t->runs[i];
+        if (o == s || o->seq <= s->seq) continue;
+        if (a < o->hi && e > o->lo && (o->write || w)) goto restart;
+      }
+      if (a < s->lo) s->lo = a;
+      if (e > s->hi) s->hi = e;
+      return;
+    }
+  restart:
+    run_emit(t, s);
+    run_start(t, s, a, n, w, pc);
+    return;
+  }
+  if (victim->seq) run_emit(t, victim);
+  run_start(t, victim, a, n, w, pc);
+}
+
+static inline void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
+  qv_tls *t = &qv_t;
+  if (t->dev < 0) {
+    if (!host_tracked(a, n)) return;
+  } else if (on_kernel_stack(t, a)) {
+    return;
+  }
+  run_add(t, a, n, w, pc);
+}
+
+void qv_access_range(uintptr_t a, uintptr_t n, int write, uintptr_t pc) {
+  if (qv_rec && n) access(a, n, write, pc);
+}
+
+#define QV_RA ((uintptr_t)__builtin_return_address(0))
+#define QV_CB(kind, n, T, w)                                                          \
+  void __sanitizer_cov_##kind##n(T *p) {                                              \
+    if (__builtin_expect(qv_rec, 1)) access((uintptr_t)p, n, w, QV_RA);               \
+  }
+QV_CB(load, 1, uint8_t, 0)
+QV_CB(load, 2, uint16_t, 0)
+QV_CB(load, 4, uint32_t, 0)
+QV_CB(load, 8, uint64_t, 0)
+QV_CB(load, 16, __int128, 0)
+QV_CB(store, 1, uint8_t, 1)
+QV_CB(store, 2, uint16_t, 1)
+QV_CB(store, 4, uint32_t, 1)
+QV_CB(store, 8, uint64_t, 1)
+QV_CB(store, 16, __int128, 1)
+
+/* Not used with func,trace-loads,trace-stores, but harmless if a build adds trace-pc-guard. */
+void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop) { (void)start; (void)stop; }
+void __sanitizer_cov_trace_pc_guard(uint32_t *guard) { (void)guard; }

@@ -1,0 +1,160 @@
+"""`trace record`: run a program with the tracer loaded, then finalize its raw chunks into a log.
+
+Why a parent process: the program may crash or be killed at any point; the parent outlives it,
+finalizes whatever raw chunks exist, marks the log truncated, and exits like a shell would
+(the program's status, or 128 + signal). stdin/stdout/stderr are inherited untouched.
+With `ranks`, the program runs under a launcher (mpiexec.mpich -n RANKS); every rank writes
+its own r<rank>.* files into the same raw directory and finalize merges them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from quiver.tracer.finalize import cleanup_device_images, finalize, raw_dir_for
+from quiver.tracer.native import ensure_built
+
+DEFAULT_LAUNCHER = "mpiexec.mpich"
+# Libraries preloaded into every process, in order; a tracer library that is optional
+# (e.g. the PMPI one) is only preloaded when it was built and `ranks` is given.
+PRELOAD = ["quiver_omp"]
+PRELOAD_MPI = ["quiver_mpi"]
+
+
+@dataclass
+class RecordResult:
+    log: Path
+    exit_code: int                 # what `trace record` exits with
+    status: int | None             # program's exit status, None when killed
+    signal: int | None
+    truncated: bool
+    has_accesses: bool
+    warnings: list[str] = field(default_factory=list)
+
+
+def resolve_program(prog: str) -> Path | None:
+    if os.sep in prog:
+        p = Path(prog)
+        return p if p.exists() else None
+    found = shutil.which(prog)
+    return Path(found) if found else None
+
+
+def is_instrumented(path: Path | None) -> bool:
+    """Built with `trace cc`: the binary calls the sanitizer-coverage load callbacks."""
+    if path is None or not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+            if head != b"\x7fELF":
+                return False
+            return b"__sanitizer_cov_load" in f.read()
+    except OSError:
+        return False
+
+
+def tracer_env(raw_dir: Path, libdir: Path, mpi: bool, base: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ if base is None else base)
+    libs = [str(libdir / f"lib{n}.so") for n in PRELOAD]
+    if mpi:
+        libs += [str(libdir / f"lib{n}.so") for n in PRELOAD_MPI if (libdir / f"lib{n}.so").exists()]
+    if env.get("LD_PRELOAD"):
+        libs.append(env["LD_PRELOAD"])
+    env["LD_PRELOAD"] = ":".join(libs)
+    env["QUIVER_RAW_DIR"] = str(raw_dir)
+    env.pop("QUIVER_RANK", None)
+    return env
+
+
+def launcher_prefix(ranks: int | None, launcher: str | None) -> list[str]:
+    if not ranks:
+        return []
+    cmd = (launcher or DEFAULT_LAUNCHER).split()
+    return [*cmd, "-n", str(ranks)]
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+
+
+def run_program(argv: Sequence[str], env: dict[str, str]) -> int:
+    """Run with inherited stdio; SIGINT/SIGTERM/SIGHUP go to the program, the parent stays to finalize."""
+    proc = subprocess.Popen(list(argv), env=env)
+    forwarded = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+    def forward(sig: int, _frame: object) -> None:
+        if sig != signal.SIGINT:  # the terminal already sends SIGINT to the whole group
+            proc.send_signal(sig)
+
+    old = {s: signal.signal(s, forward) for s in forwarded}
+    try:
+        while True:
+            try:
+                return proc.wait()
+            except InterruptedError:
+                continue
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: str | None = None,
+           warn=lambda msg: print(f"trace: {msg}", file=sys.stderr)) -> RecordResult:
+    """Run `argv` under the tracer and write `out`. Raises FileNotFoundError for a missing program."""
+    out = Path(out).resolve()
+    prog = resolve_program(argv[0])
+    if prog is None:
+        raise FileNotFoundError(argv[0])
+    libdir = ensure_built()
+    raw = raw_dir_for(out)
+    if raw.exists():
+        shutil.rmtree(raw)
+    raw.mkdir(parents=True)
+    instrumented = is_instrumented(prog)
+    warnings = []
+    if not instrumented:
+        msg = (f"warning: {argv[0]} was not built with `trace cc`: memory accesses are missing "
+               "(constructs and data movement are recorded)")
+        warnings.append(msg)
+        warn(msg)
+    env = tracer_env(raw, libdir, mpi=bool(ranks))
+    cmd = [*launcher_prefix(ranks, launcher), *argv]
+    try:
+        code = run_program(cmd, env)
+    finally:
+        cleanup_device_images(raw)
+    sig = -code if code < 0 else None
+    status = code if code >= 0 else None
+    # a launcher reports a rank killed by a signal as 128+sig or similar: the raw info knows
+    run_meta = {
+        "program": argv[0], "argv": list(argv), "exit_status": status,
+        "has_accesses": instrumented, "launcher": cmd[: len(cmd) - len(argv)] or None,
+    }
+    if sig is not None:
+        run_meta["signal"] = sig
+        run_meta["truncated"] = True
+    meta = finalize(raw, out, run_meta)
+    if meta.get("signal") is not None and sig is None:
+        sig = int(meta["signal"])
+    truncated = bool(meta["truncated"])
+    if sig is not None:
+        warn(f"program killed by signal {sig} ({_signal_name(sig)}); log is truncated")
+        exit_code = 128 + sig
+    else:
+        if truncated:
+            warn("program ended without flushing the tracer (e.g. _exit); log is truncated")
+        exit_code = status if status is not None else 1
+    if not os.environ.get("QUIVER_KEEP_RAW"):
+        shutil.rmtree(raw, ignore_errors=True)
+    return RecordResult(out, exit_code, status, sig, truncated, instrumented, warnings)
