@@ -1,0 +1,99 @@
+"""Render map clauses as the user wrote them and rewrite them into fixes.
+
+The log keeps a clause as map-type bits (libomptarget's OMP_TGT_MAPTYPE_*) plus the text of its list
+item (``b[0:N/2]``); reports need the clause back in source form (``map(alloc: b[0:N/2])``) and the
+concrete change that fixes it (``map(to: b[0:N/2])``, ``b[0:N]``). Every report and advice module
+goes through these functions so a clause reads the same everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from quiver.formats import ConstructKind, MapType
+
+_SECTION = re.compile(r"^(?P<base>.*)\[(?P<lo>[^\[\]:]*):(?P<len>[^\[\]]*)\]$")
+
+CONSTRUCT_NAMES = {
+    int(ConstructKind.TARGET): "target",
+    int(ConstructKind.TARGET_DATA): "target data",
+    int(ConstructKind.TARGET_ENTER_DATA): "target enter data",
+    int(ConstructKind.TARGET_EXIT_DATA): "target exit data",
+    int(ConstructKind.TARGET_UPDATE): "target update",
+    int(ConstructKind.TARGET_DATA_END): "end of target data",
+}
+
+
+def construct_name(kind: int) -> str:
+    return CONSTRUCT_NAMES.get(int(kind), "target construct")
+
+
+def map_type_name(bits: int, construct_kind: int | None = None) -> str:
+    """``to``, ``from``, ``tofrom``, ``alloc``, ``release`` or ``delete``, with modifiers (``always, to``)."""
+    to, frm = bool(bits & MapType.TO), bool(bits & MapType.FROM)
+    if bits & MapType.DELETE:
+        base = "delete"
+    elif to and frm:
+        base = "tofrom"
+    elif to:
+        base = "to"
+    elif frm:
+        base = "from"
+    elif construct_kind == ConstructKind.TARGET_EXIT_DATA:
+        base = "release"
+    else:
+        base = "alloc"
+    mods = [m for bit, m in ((MapType.ALWAYS, "always"), (MapType.CLOSE, "close"), (MapType.PRESENT, "present"))
+            if bits & bit]
+    return ", ".join([*mods, base])
+
+
+def render_clause(bits: int, item: str, construct_kind: int | None = None) -> str:
+    """The clause as written: ``map(alloc: b[0:N])``, or ``to(a[0:N])`` on a ``target update``."""
+    if construct_kind == ConstructKind.TARGET_UPDATE:
+        return f"{'from' if bits & MapType.FROM and not bits & MapType.TO else 'to'}({item})"
+    return f"map({map_type_name(bits, construct_kind)}: {item})"
+
+
+def with_direction(bits: int, to: bool = False, frm: bool = False) -> int:
+    """Map-type bits with copy-in and/or copy-out added (``alloc`` + to = ``to``, ``to`` + from = ``tofrom``)."""
+    out = bits & ~int(MapType.DELETE)
+    if to:
+        out |= int(MapType.TO)
+    if frm:
+        out |= int(MapType.FROM)
+    return out
+
+
+@dataclass(frozen=True)
+class Section:
+    """An array section ``base[lower:length]`` parsed from a clause item (last dimension only)."""
+
+    base: str
+    lower: str
+    length: str
+
+    def text(self) -> str:
+        return f"{self.base}[{self.lower}:{self.length}]"
+
+    def lower_int(self) -> int | None:
+        try:
+            return int(self.lower.strip() or "0", 0)
+        except ValueError:
+            return None
+
+
+def parse_section(item: str) -> Section | None:
+    m = _SECTION.match(item.strip())
+    if not m:
+        return None
+    return Section(m["base"], m["lo"].strip(), m["len"].strip())
+
+
+def resize_item(item: str, length: str) -> str:
+    """``b[0:SIZE/2]`` with a new length (``b[0:SIZE]``); a plain variable becomes ``v[0:length]``."""
+    sec = parse_section(item)
+    if sec is None:
+        return f"{item}[0:{length}]"
+    return Section(sec.base, sec.lower or "0", length).text()

@@ -1,0 +1,107 @@
+"""Event decoding shared by the two mapping engines (numba VSM and the pure-Python oracle).
+
+Why: the two engines must not share logic, only input and output. Input is the log decoded into
+(1) the *control events* (allocations, constructs, map clauses, data ops, kernels: few, kept whole in
+memory with their global row index) and (2) record batches of all events, streamed. Output is a list
+of :class:`Detection`, the engine-independent record that ``mapping_diagnosis`` turns into findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from quiver.formats import COLUMN_NAMES, EventKind, EventLog
+
+CONTROL_KINDS = np.array([int(k) for k in (
+    EventKind.ALLOC, EventKind.FREE, EventKind.CONSTRUCT_BEGIN, EventKind.CONSTRUCT_END,
+    EventKind.MAP_CLAUSE, EventKind.DATA_OP, EventKind.KERNEL)], dtype=np.int16)
+
+# Detection kinds (engine output); mapping_diagnosis maps them to FindingKind.
+UUM, STALE, OVERFLOW, SECTION_OVERFLOW = "uum", "stale", "overflow", "section-overflow"
+DETECTION_KINDS = (UUM, STALE, OVERFLOW, SECTION_OVERFLOW)
+
+# State of one byte as reported in histories: bits for the OV and the CV on the finding's device.
+S_OV_VALID, S_OV_INIT, S_CV_VALID, S_CV_INIT = 1, 2, 4, 8
+HISTORY_MAX = 32  # history keeps the last this many operations on the first bad byte
+
+
+@dataclass
+class ControlEvents:
+    """All control events of a log, in row order; ``event`` is the global row index of each."""
+
+    event: np.ndarray
+    cols: dict[str, np.ndarray]
+
+    def __len__(self) -> int:
+        return len(self.event)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.cols[name]
+
+    def of_kind(self, kind: int) -> np.ndarray:
+        """Row positions (into this table) of one event kind, in log order."""
+        return np.flatnonzero(self.cols["kind"] == int(kind))
+
+
+def _control_rows(columns: Mapping[str, np.ndarray]) -> np.ndarray:
+    return np.flatnonzero(np.isin(columns["kind"], CONTROL_KINDS))
+
+
+def control_events_from_columns(columns: Mapping[str, np.ndarray], offset: int = 0) -> ControlEvents:
+    rows = _control_rows(columns)
+    return ControlEvents(rows.astype(np.int64) + offset, {c: np.asarray(columns[c])[rows] for c in COLUMN_NAMES})
+
+
+def read_control_events(log: EventLog) -> ControlEvents:
+    """One streaming pass over the log keeping only the control events (bounded by their number)."""
+    parts: list[ControlEvents] = []
+    offset = 0
+    for batch in log.batches():
+        parts.append(control_events_from_columns(batch, offset))
+        offset += len(batch["kind"])
+    if not parts:
+        return control_events_from_columns({c: np.zeros(0, dtype=np.int64) for c in COLUMN_NAMES})
+    return ControlEvents(np.concatenate([p.event for p in parts]),
+                         {c: np.concatenate([p.cols[c] for p in parts]) for c in COLUMN_NAMES})
+
+
+def iter_batches(log: EventLog) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+    """(global index of the first row, columns) for every record batch, in order."""
+    offset = 0
+    for batch in log.batches():
+        yield offset, batch
+        offset += len(batch["kind"])
+
+
+@dataclass(frozen=True)
+class Detection:
+    """One distinct mapping problem as an engine found it (before any wording or advice).
+
+    Distinct means one per (kind, rank, device, access site, clause or variable); counts are summed
+    over all accesses with that key. Addresses are raw (no rank bits). Events are global row indices.
+    """
+
+    kind: str                 # one of DETECTION_KINDS
+    rank: int
+    device: int               # device number of the access, -1 = host access
+    event: int                # first access with this key (MAP_CLAUSE / DATA_OP for section-overflow)
+    loc: int                  # location id of the access site
+    clause_event: int         # MAP_CLAUSE behind it (the one that created the CV mapping), -1 unknown
+    entry_event: int          # DATA_OP that created that CV mapping, -1 none
+    release_event: int        # DATA_OP that released it before the first access, -1 still live
+    name: int                 # string id of the variable, -1 unknown
+    entry_device: int         # device of that mapping, -1 none
+    host_addr: int            # first bad byte (for device accesses: the host byte it stands for)
+    device_addr: int          # first bad byte on the device, -1 for host accesses and sections
+    bytes: int
+    occurrences: int
+    last_host_addr: int       # highest bad byte over all occurrences (host-equivalent)
+    width: int                # element width recorded with the first access (ACCESS aux), 0 unknown
+    access_size: int          # bytes of the first access (section bytes for section-overflow)
+    history: tuple[tuple[int, int], ...] = ()  # (event, S_* state after it) for the first bad byte
+
+    def sort_key(self) -> tuple:
+        return (self.event, self.kind, self.host_addr, self.clause_event, self.name)

@@ -1,0 +1,658 @@
+"""The numba hot path of the variable state machine: applies events to the byte shadow.
+
+Why a kernel: a log holds millions of accesses; every event (access or control) is applied here,
+in compiled code, with ranges applied as slices of the shadow. ``quiver.replay.vsm`` owns the state
+arrays and the Python API; nothing in here allocates or knows about strings, locations or findings'
+wording.
+
+Keys: a host address is keyed as ``rank << 48 | addr``; a device address as
+``(rank * ndev + dense_device) << 48 | addr``, so one sorted array serves all ranks and devices.
+Shadow bits per tracked host byte: ``OVV`` (OV valid) 1, ``OVI`` (OV initialised) 2, and per dense
+device d: CV valid ``4 << 2d`` and CV initialised ``8 << 2d``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from quiver.formats import AccessFlag, DataOpKind, EventKind, MapType
+
+SHIFT = 48
+ADDR_MASK = (1 << SHIFT) - 1
+CKEY_SHIFT = 40
+BIG = np.int64(1) << np.int64(62)
+
+OVV = 1
+OVI = 2
+
+K_ALLOC = int(EventKind.ALLOC)
+K_FREE = int(EventKind.FREE)
+K_MAP = int(EventKind.MAP_CLAUSE)
+K_DATA = int(EventKind.DATA_OP)
+K_ACCESS = int(EventKind.ACCESS)
+D_ALLOC = int(DataOpKind.ALLOC)
+D_TO = int(DataOpKind.TRANSFER_TO)
+D_FROM = int(DataOpKind.TRANSFER_FROM)
+D_DELETE = int(DataOpKind.DELETE)
+D_ASSOC = int(DataOpKind.ASSOCIATE)
+D_DISASSOC = int(DataOpKind.DISASSOCIATE)
+A_WRITE = int(AccessFlag.WRITE)
+M_NO_DATA = int(MapType.LITERAL) | int(MapType.PRIVATE)
+
+# finding kinds (codes of mapping_events.DETECTION_KINDS, 1-based)
+FK_UUM, FK_STALE, FK_OVERFLOW, FK_SECTION = 1, 2, 3, 4
+
+# control table columns
+CT_KIND, CT_RANK, CT_DI, CT_LOC, CT_ADDR, CT_ADDR2, CT_SIZE, CT_ID, CT_OP, CT_NAME, CT_CLROW, CT_N = range(12)
+# clause table columns (CL_OBJLO / CL_OBJHI are written by the kernel when the clause is applied)
+CL_EVENT, CL_CKEY, CL_HOST, CL_SIZE, CL_NAME, CL_TYPE, CL_LOC, CL_OBJLO, CL_OBJHI, CL_N = range(10)
+# mapping-entry table columns (one row per CV mapping ever created, in creation order)
+(EN_HOST, EN_DEV, EN_SIZE, EN_SHADOW, EN_DI, EN_RANK, EN_CLAUSE, EN_CREATE, EN_RELEASE, EN_NAME,
+ EN_N) = range(11)
+# counters
+(C_NLIVE, C_NENT, C_NALLOC, C_NFIND, C_GEN, C_DROPPED, C_LE_N, C_LE_LO, C_LE_HI, C_LE_E,
+ C_WIN_KEY, C_WIN_DEV, C_WIN_GEN, C_NWIN, C_N) = range(15)
+# finding table columns
+(F_KIND, F_RANK, F_DI, F_LOC, F_KX, F_ENTRY, F_CLAUSE, F_EVENT, F_HOST, F_DEV, F_SHADOW, F_BYTES, F_OCC,
+ F_LASTEV, F_LASTHOST, F_WIDTH, F_ASIZE, F_RELEASE, F_NAME, F_N) = range(20)
+
+
+@njit(cache=True, inline="always")
+def _cv_bits(di):
+    return np.int64(4) << np.int64(2 * di), np.int64(8) << np.int64(2 * di)
+
+
+@njit(cache=True)
+def _search(keys, n, key):
+    """Index of the last key <= ``key`` among keys[:n] (sorted), or -1."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] <= key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+@njit(cache=True)
+def _find_live(lv_key, lv_en, en, n_live, dk):
+    """(live index, entry) of the CV containing device key ``dk``; entry -1 when none."""
+    i = _search(lv_key, n_live, dk)
+    if i >= 0:
+        e = lv_en[i]
+        if dk < lv_key[i] + en[e, EN_SIZE]:
+            return i, e
+    return i, -1
+
+
+@njit(cache=True)
+def _remove_live(lv_key, lv_en, ctr, i):
+    n = ctr[C_NLIVE]
+    for j in range(i, n - 1):
+        lv_key[j] = lv_key[j + 1]
+        lv_en[j] = lv_en[j + 1]
+    ctr[C_NLIVE] = n - 1
+    ctr[C_GEN] += 1
+
+
+@njit(cache=True)
+def _insert_live(lv_key, lv_en, ctr, dk, e):
+    n = ctr[C_NLIVE]
+    i = _search(lv_key, n, dk) + 1
+    for j in range(n, i, -1):
+        lv_key[j] = lv_key[j - 1]
+        lv_en[j] = lv_en[j - 1]
+    lv_key[i] = dk
+    lv_en[i] = e
+    ctr[C_NLIVE] = n + 1
+    ctr[C_GEN] += 1
+
+
+@njit(cache=True)
+def _tracked(tr_lo, tr_hi, tr_base, key):
+    """(shadow index or -1, end of the run starting at key: tracked-interval end or next start)."""
+    i = _search(tr_lo, len(tr_lo), key)
+    if i >= 0 and key < tr_hi[i]:
+        return tr_base[i] + (key - tr_lo[i]), tr_hi[i]
+    if i + 1 < len(tr_lo):
+        return -1, tr_lo[i + 1]
+    return -1, BIG
+
+
+@njit(cache=True)
+def _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn):
+    """Append (event, state after) to the history of every watched byte in shadow[s0:s1]."""
+    nw = len(wa_sh)
+    if nw == 0:
+        return
+    k = _search(wa_sh, nw, s0 - 1) + 1
+    hmax = wh.shape[1]
+    while k < nw and wa_sh[k] < s1:
+        w = wa_id[k]
+        if wa_done[w] == 0:
+            slot = wn[w] % hmax
+            wh[w, slot, 0] = g
+            wh[w, slot, 1] = np.int64(shadow[wa_sh[k]])
+            wn[w] += 1
+        k += 1
+
+
+@njit(cache=True)
+def _record(fd, fd_hash, ctr, fk, rk, di, loc, kx, e, clause_ev, g, host, dev, sh, nbytes, last_host,
+            width, asize, release, name):
+    """Add one run of bad bytes to the finding with key (fk, rk, di, loc, kx)."""
+    h = (fk * 1000003) ^ (rk * 7919) ^ ((di + 2) * 104729) ^ (loc * 1299709) ^ (kx * 15485863)
+    mask = len(fd_hash) - 1
+    slot = h & mask
+    while True:
+        v = fd_hash[slot]
+        if v == 0:
+            n = ctr[C_NFIND]
+            if n >= fd.shape[0]:
+                ctr[C_DROPPED] += 1
+                return
+            fd_hash[slot] = n + 1
+            fd[n, F_KIND] = fk
+            fd[n, F_RANK] = rk
+            fd[n, F_DI] = di
+            fd[n, F_LOC] = loc
+            fd[n, F_KX] = kx
+            fd[n, F_ENTRY] = e
+            fd[n, F_CLAUSE] = clause_ev
+            fd[n, F_EVENT] = g
+            fd[n, F_HOST] = host
+            fd[n, F_DEV] = dev
+            fd[n, F_SHADOW] = sh
+            fd[n, F_BYTES] = nbytes
+            fd[n, F_OCC] = 1
+            fd[n, F_LASTEV] = g
+            fd[n, F_LASTHOST] = last_host
+            fd[n, F_WIDTH] = width
+            fd[n, F_ASIZE] = asize
+            fd[n, F_RELEASE] = release
+            fd[n, F_NAME] = name
+            ctr[C_NFIND] = n + 1
+            return
+        i = v - 1
+        if (fd[i, F_KIND] == fk and fd[i, F_RANK] == rk and fd[i, F_DI] == di and fd[i, F_LOC] == loc
+                and fd[i, F_KX] == kx):
+            fd[i, F_BYTES] += nbytes
+            if fd[i, F_LASTEV] != g:
+                fd[i, F_OCC] += 1
+                fd[i, F_LASTEV] = g
+            if last_host > fd[i, F_LASTHOST]:
+                fd[i, F_LASTHOST] = last_host
+            return
+        slot = (slot + 1) & mask
+
+
+@njit(cache=True)
+def _entry_key(en, cl, e):
+    """(dedup key part, clause event, variable name) of mapping entry e."""
+    if e < 0:
+        return -1, -1, -1
+    c = en[e, EN_CLAUSE]
+    if c >= 0:
+        return cl[c, CL_EVENT], cl[c, CL_EVENT], cl[c, CL_NAME]
+    return -2 - en[e, EN_NAME], -1, en[e, EN_NAME]
+
+
+@njit(cache=True)
+def _latest_entry(en, ctr, key):
+    """(entry, end of the key range where it stays the latest) of the newest mapping covering key."""
+    n = ctr[C_NENT]
+    if ctr[C_LE_N] == n and ctr[C_LE_LO] <= key and key < ctr[C_LE_HI]:
+        return ctr[C_LE_E], ctr[C_LE_HI]
+    lo = np.int64(-1)
+    hi = BIG
+    res = -1
+    for e in range(n - 1, -1, -1):
+        h0 = en[e, EN_HOST]
+        h1 = h0 + en[e, EN_SIZE]
+        if h0 <= key and key < h1:
+            res = e
+            lo = max(lo, h0)
+            hi = min(hi, h1)
+            break
+        if h1 <= key:
+            lo = max(lo, h1)
+        else:
+            hi = min(hi, h0)
+    ctr[C_LE_N] = n
+    ctr[C_LE_LO] = lo
+    ctr[C_LE_HI] = hi
+    ctr[C_LE_E] = res
+    return res, hi
+
+
+@njit(cache=True)
+def _live_alloc(al_lo, al_hi, ctr, hk):
+    """(lo, hi) of the live host allocation containing host key hk, (-1, -1) if none."""
+    i = _search(al_lo, ctr[C_NALLOC], hk)
+    if i >= 0 and hk < al_hi[i]:
+        return al_lo[i], al_hi[i]
+    return np.int64(-1), np.int64(-1)
+
+
+@njit(cache=True)
+def _clause_of(cl, clk_keys, clk_rows, ckey, hk, name):
+    """Clause of construct ``ckey`` behind a data op at host key hk: first containing hk, else same name."""
+    if ckey < 0:
+        return -1
+    n = len(clk_keys)
+    i = _search(clk_keys, n, ckey - 1) + 1
+    by_name = -1
+    while i < n and clk_keys[i] == ckey:
+        c = clk_rows[i]
+        if cl[c, CL_HOST] <= hk and hk < cl[c, CL_HOST] + cl[c, CL_SIZE]:
+            return c
+        if by_name < 0 and name >= 0 and cl[c, CL_NAME] == name:
+            by_name = c
+        i += 1
+    return by_name
+
+
+@njit(cache=True)
+def _windows(cl, clk_keys, clk_rows, en, lv_en, ctr, win, ckey, rk, di, ndev):
+    """Fill ``win`` with the overflow windows (device-key ranges) of construct ckey on (rk, di)."""
+    wkey = ckey
+    wdev = rk * ndev + di
+    if ctr[C_WIN_GEN] == ctr[C_GEN] and ctr[C_WIN_KEY] == wkey and ctr[C_WIN_DEV] == wdev:
+        return ctr[C_NWIN]
+    nwin = 0
+    n_live = ctr[C_NLIVE]
+    n = len(clk_keys)
+    start = _search(clk_keys, n, ckey - 1) + 1 if ckey >= 0 else n
+    has_clauses = start < n and clk_keys[start] == ckey
+    if has_clauses:
+        i = start
+        while i < n and clk_keys[i] == ckey:
+            c = clk_rows[i]
+            hk = cl[c, CL_HOST]
+            best = -1
+            for j in range(n_live):
+                e = lv_en[j]
+                if (en[e, EN_RANK] == rk and en[e, EN_DI] == di and en[e, EN_HOST] <= hk
+                        and hk < en[e, EN_HOST] + en[e, EN_SIZE] and e > best):
+                    best = e
+            if best >= 0:
+                dup = False
+                for w in range(nwin):
+                    if win[w, 2] == best:
+                        dup = True
+                if not dup and nwin < win.shape[0]:
+                    olo = cl[c, CL_OBJLO]
+                    ohi = cl[c, CL_OBJHI]
+                    if olo < 0 and en[best, EN_CLAUSE] >= 0:
+                        olo = cl[en[best, EN_CLAUSE], CL_OBJLO]
+                        ohi = cl[en[best, EN_CLAUSE], CL_OBJHI]
+                    _set_window(win, nwin, en, best, olo, ohi)
+                    nwin += 1
+            i += 1
+    else:
+        for e in range(ctr[C_NENT]):
+            if en[e, EN_RELEASE] < 0 and en[e, EN_RANK] == rk and en[e, EN_DI] == di and nwin < win.shape[0]:
+                olo = np.int64(-1)
+                ohi = np.int64(-1)
+                if en[e, EN_CLAUSE] >= 0:
+                    olo = cl[en[e, EN_CLAUSE], CL_OBJLO]
+                    ohi = cl[en[e, EN_CLAUSE], CL_OBJHI]
+                _set_window(win, nwin, en, e, olo, ohi)
+                nwin += 1
+    ctr[C_WIN_GEN] = ctr[C_GEN]
+    ctr[C_WIN_KEY] = wkey
+    ctr[C_WIN_DEV] = wdev
+    ctr[C_NWIN] = nwin
+    return nwin
+
+
+@njit(cache=True)
+def _set_window(win, w, en, e, olo, ohi):
+    """Window of entry e: one section length around its CV, widened to its host object on the device."""
+    d0 = en[e, EN_DEV]
+    h0 = en[e, EN_HOST]
+    sz = en[e, EN_SIZE]
+    win[w, 0] = d0 - sz
+    win[w, 1] = d0 + 2 * sz
+    if olo >= 0:
+        win[w, 0] = min(win[w, 0], d0 + (olo - h0))
+        win[w, 1] = max(win[w, 1], d0 + (ohi - h0))
+    win[w, 2] = e
+
+
+@njit(cache=True)
+def _section_overflow(fd, fd_hash, ctr, g, rk, di, loc, clause_ev, name, hk, size, olo, ohi):
+    """Record the bytes of [hk, hk+size) outside the host object [olo, ohi)."""
+    if olo < 0 or size <= 0:
+        return
+    end = hk + size
+    before = max(np.int64(0), min(end, olo) - hk)
+    after = max(np.int64(0), end - max(hk, ohi))
+    nbytes = before + after
+    if nbytes <= 0:
+        return
+    first = hk if before > 0 else max(hk, ohi)
+    last = end - 1 if after > 0 else min(end, olo) - 1
+    _record(fd, fd_hash, ctr, FK_SECTION, rk, di, loc, clause_ev, -1, clause_ev, g, first & ADDR_MASK, -1, -1,
+            nbytes, last & ADDR_MASK, 0, size, -1, name)
+
+
+@njit(cache=True)
+def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base, shadow, en, lv_key, lv_en,
+                   al_lo, al_hi, ctr, fd, fd_hash, wa_sh, wa_id, wa_done, wh, wn):
+    kind = ct[c, CT_KIND]
+    rk = ct[c, CT_RANK]
+    hk = (rk << SHIFT) | ct[c, CT_ADDR]
+    size = ct[c, CT_SIZE]
+    if kind == K_ALLOC:
+        if size <= 0:
+            return
+        n = ctr[C_NALLOC]
+        i = _search(al_lo, n, hk)
+        if i >= 0 and al_lo[i] == hk and al_hi[i] == hk + size:
+            return  # the same object recorded again
+        # drop live objects overlapping the new one, insert it, reset its tracked bytes
+        w = 0
+        for j in range(n):
+            if al_hi[j] <= hk or al_lo[j] >= hk + size:
+                al_lo[w] = al_lo[j]
+                al_hi[w] = al_hi[j]
+                w += 1
+        i = _search(al_lo, w, hk) + 1
+        for j in range(w, i, -1):
+            al_lo[j] = al_lo[j - 1]
+            al_hi[j] = al_hi[j - 1]
+        al_lo[i] = hk
+        al_hi[i] = hk + size
+        ctr[C_NALLOC] = w + 1
+        key = hk
+        end = hk + size
+        while key < end:
+            s0, run_end = _tracked(tr_lo, tr_hi, tr_base, key)
+            stop = min(end, run_end)
+            if s0 >= 0:
+                s1 = s0 + (stop - key)
+                for s in range(s0, s1):
+                    shadow[s] = OVV | OVI
+                _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
+            key = stop
+    elif kind == K_FREE:
+        n = ctr[C_NALLOC]
+        i = _search(al_lo, n, hk)
+        if i >= 0 and al_lo[i] == hk:
+            for j in range(i, n - 1):
+                al_lo[j] = al_lo[j + 1]
+                al_hi[j] = al_hi[j + 1]
+            ctr[C_NALLOC] = n - 1
+    elif kind == K_MAP:
+        r = ct[c, CT_CLROW]
+        olo, ohi = _live_alloc(al_lo, al_hi, ctr, hk)
+        cl[r, CL_OBJLO] = olo
+        cl[r, CL_OBJHI] = ohi
+        if (ct[c, CT_OP] & M_NO_DATA) == 0:
+            _section_overflow(fd, fd_hash, ctr, g, rk, ct[c, CT_DI], ct[c, CT_LOC], g, ct[c, CT_NAME], hk, size,
+                              olo, ohi)
+    elif kind == K_DATA:
+        di = ct[c, CT_DI]
+        if di < 0:
+            return
+        op = ct[c, CT_OP]
+        dk = ((rk * ndev + di) << SHIFT) | ct[c, CT_ADDR2]
+        ckey = (rk << CKEY_SHIFT) | ct[c, CT_ID] if ct[c, CT_ID] >= 0 else np.int64(-1)
+        cvv, cvi = _cv_bits(di)
+        if op == D_ALLOC or op == D_ASSOC:
+            if size <= 0:
+                return
+            # a new CV replaces any live CV it overlaps on that device
+            j = 0
+            while j < ctr[C_NLIVE]:
+                e = lv_en[j]
+                if lv_key[j] < dk + size and dk < lv_key[j] + en[e, EN_SIZE]:
+                    en[e, EN_RELEASE] = g
+                    _remove_live(lv_key, lv_en, ctr, j)
+                else:
+                    j += 1
+            e = ctr[C_NENT]
+            s0, run_end = _tracked(tr_lo, tr_hi, tr_base, hk)
+            en[e, EN_HOST] = hk
+            en[e, EN_DEV] = dk
+            en[e, EN_SIZE] = size
+            en[e, EN_SHADOW] = s0
+            en[e, EN_DI] = di
+            en[e, EN_RANK] = rk
+            en[e, EN_CLAUSE] = _clause_of(cl, clk_keys, clk_rows, ckey, hk, ct[c, CT_NAME])
+            en[e, EN_CREATE] = g
+            en[e, EN_RELEASE] = -1
+            en[e, EN_NAME] = ct[c, CT_NAME]
+            ctr[C_NENT] = e + 1
+            _insert_live(lv_key, lv_en, ctr, dk, e)
+            clear = ~(cvv | cvi)
+            for s in range(s0, s0 + size):
+                shadow[s] = np.int64(shadow[s]) & clear
+            _watch(s0, s0 + size, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
+        elif op == D_DELETE or op == D_DISASSOC:
+            i, e = _find_live(lv_key, lv_en, en, ctr[C_NLIVE], dk)
+            if e < 0:
+                return
+            en[e, EN_RELEASE] = g
+            _remove_live(lv_key, lv_en, ctr, i)
+            s0 = en[e, EN_SHADOW]
+            clear = ~(cvv | cvi)
+            for s in range(s0, s0 + en[e, EN_SIZE]):
+                shadow[s] = np.int64(shadow[s]) & clear
+            _watch(s0, s0 + en[e, EN_SIZE], g, shadow, wa_sh, wa_id, wa_done, wh, wn)
+        elif op == D_TO or op == D_FROM:
+            clause = _clause_of(cl, clk_keys, clk_rows, ckey, hk, ct[c, CT_NAME])
+            if clause < 0:
+                olo, ohi = _live_alloc(al_lo, al_hi, ctr, hk)
+                _section_overflow(fd, fd_hash, ctr, g, rk, di, ct[c, CT_LOC], -1, ct[c, CT_NAME], hk, size,
+                                  olo, ohi)
+            i, e = _find_live(lv_key, lv_en, en, ctr[C_NLIVE], dk)
+            if e < 0 or size <= 0:
+                return
+            off = dk - en[e, EN_DEV]
+            n = min(size, en[e, EN_SIZE] - off)
+            s0 = en[e, EN_SHADOW] + off
+            direct = en[e, EN_HOST] + off == hk
+            shift = np.int64(2 + 2 * di)
+            if op == D_TO:
+                if direct:
+                    for s in range(s0, s0 + n):
+                        v = np.int64(shadow[s])
+                        shadow[s] = (v & ~(cvv | cvi)) | ((v & (OVV | OVI)) << shift)
+                else:  # the runtime wrote a device address into this CV (pointer attachment)
+                    for s in range(s0, s0 + n):
+                        shadow[s] = np.int64(shadow[s]) | cvv | cvi
+            else:
+                if not direct:
+                    return
+                for s in range(s0, s0 + n):
+                    v = np.int64(shadow[s])
+                    shadow[s] = (v & ~np.int64(OVV | OVI)) | ((v >> shift) & (OVV | OVI))
+            _watch(s0, s0 + n, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
+
+
+@njit(cache=True)
+def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows, base,
+                 ct_event, ct, cl, clk_keys, clk_rows, devmap, ndev, all_cvv,
+                 tr_lo, tr_hi, tr_base, shadow, en, lv_key, lv_en, al_lo, al_hi, ctr, win, fd, fd_hash,
+                 wa_sh, wa_id, wa_done, wh, wn, st_ev, st_w):
+    """Apply events ``rows[:n_rows]`` (or rows 0..n_rows-1 when ``rows`` is empty) of one column set.
+
+    ``base`` is the global index of row 0. Every piece of state lives in the arrays passed in.
+    """
+    use_rows = len(rows) > 0
+    watching = len(wa_sh) > 0
+    n_ct = len(ct_event)
+    ndevmap = len(devmap)
+    # lookup caches (invalidated whenever a control event changes the tables)
+    c_tr = -1
+    c_lv = -1
+    for j in range(n_rows):
+        r = rows[j] if use_rows else j
+        g = base + r
+        if watching:
+            k = _search(st_ev, len(st_ev), g - 1) + 1
+            while k < len(st_ev) and st_ev[k] == g:
+                wa_done[st_w[k]] = 1
+                k += 1
+        kd = kind[r]
+        if kd != K_ACCESS:
+            if kd == K_ALLOC or kd == K_FREE or kd == K_MAP or kd == K_DATA:
+                c = _search(ct_event, n_ct, g)
+                if c >= 0 and ct_event[c] == g:
+                    _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base, shadow, en,
+                                   lv_key, lv_en, al_lo, al_hi, ctr, fd, fd_hash, wa_sh, wa_id, wa_done, wh, wn)
+                    c_tr = -1
+                    c_lv = -1
+            continue
+        sz = np.int64(size[r])
+        if sz <= 0:
+            continue
+        a = np.int64(addr[r])
+        rk = np.int64(rank[r])
+        dv = device[r]
+        write = (op[r] & A_WRITE) != 0
+        if dv < 0:
+            # ---------------- host access: pieces in tracked memory ----------------
+            key = (rk << SHIFT) | a
+            end = key + sz
+            while key < end:
+                if c_tr >= 0 and tr_lo[c_tr] <= key and key < tr_hi[c_tr]:
+                    s0 = tr_base[c_tr] + (key - tr_lo[c_tr])
+                    run_end = tr_hi[c_tr]
+                else:
+                    i = _search(tr_lo, len(tr_lo), key)
+                    if i >= 0 and key < tr_hi[i]:
+                        c_tr = i
+                        s0 = tr_base[i] + (key - tr_lo[i])
+                        run_end = tr_hi[i]
+                    else:
+                        s0 = -1
+                        run_end = tr_lo[i + 1] if i + 1 < len(tr_lo) else BIG
+                stop = min(end, run_end)
+                if s0 >= 0:
+                    s1 = s0 + (stop - key)
+                    if write:
+                        keep = ~np.int64(all_cvv)
+                        for s in range(s0, s1):
+                            shadow[s] = (np.int64(shadow[s]) | (OVV | OVI)) & keep
+                        if watching:
+                            _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
+                    else:
+                        bad = False
+                        for s in range(s0, s1):
+                            if (shadow[s] & OVV) == 0:
+                                bad = True
+                                break
+                        if bad:
+                            _host_read_findings(shadow, s0, s1, key, g, rk, loc[r], aux[r], sz, en, cl, ctr,
+                                                fd, fd_hash)
+                key = stop
+        else:
+            # ---------------- device access: pieces in live CVs, gaps checked for overflow ----------------
+            if dv >= ndevmap:
+                continue
+            di = devmap[dv]
+            if di < 0:
+                continue
+            cvv, cvi = _cv_bits(di)
+            key = ((rk * ndev + di) << SHIFT) | a
+            end = key + sz
+            while key < end:
+                e = -1
+                if c_lv >= 0:
+                    e0 = lv_en[c_lv]
+                    if lv_key[c_lv] <= key and key < lv_key[c_lv] + en[e0, EN_SIZE]:
+                        e = e0
+                if e < 0:
+                    i, e = _find_live(lv_key, lv_en, en, ctr[C_NLIVE], key)
+                    if e >= 0:
+                        c_lv = i
+                if e >= 0:
+                    stop = min(end, en[e, EN_DEV] + en[e, EN_SIZE])
+                    s0 = en[e, EN_SHADOW] + (key - en[e, EN_DEV])
+                    s1 = s0 + (stop - key)
+                    if write:
+                        keep = ~(np.int64(OVV) | np.int64(all_cvv))
+                        for s in range(s0, s1):
+                            shadow[s] = (np.int64(shadow[s]) & keep) | cvv | cvi
+                        if watching:
+                            _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
+                    else:
+                        bad = False
+                        for s in range(s0, s1):
+                            if (shadow[s] & cvv) == 0:
+                                bad = True
+                                break
+                        if bad:
+                            _device_read_findings(shadow, s0, s1, key, g, rk, di, cvv, cvi, e, loc[r], aux[r],
+                                                  sz, en, cl, fd, fd_hash, ctr)
+                    key = stop
+                else:
+                    nxt = _search(lv_key, ctr[C_NLIVE], key) + 1
+                    stop = min(end, lv_key[nxt]) if nxt < ctr[C_NLIVE] else end
+                    ckey = (rk << CKEY_SHIFT) | eid[r] if eid[r] >= 0 else np.int64(-1)
+                    nwin = _windows(cl, clk_keys, clk_rows, en, lv_en, ctr, win, ckey, rk, di, ndev)
+                    for w in range(nwin):
+                        x0 = max(key, win[w, 0])
+                        x1 = min(stop, win[w, 1])
+                        if x0 < x1:
+                            we = win[w, 2]
+                            kx, clause_ev, name = _entry_key(en, cl, we)
+                            host = en[we, EN_HOST] + (x0 - en[we, EN_DEV])
+                            _record(fd, fd_hash, ctr, FK_OVERFLOW, rk, di, loc[r], kx, we, clause_ev, g,
+                                    host & ADDR_MASK, x0 & ADDR_MASK, -1, x1 - x0,
+                                    (host + (x1 - 1 - x0)) & ADDR_MASK, aux[r], sz, en[we, EN_RELEASE], name)
+                            break
+                    key = stop
+
+
+@njit(cache=True)
+def _host_read_findings(shadow, s0, s1, key0, g, rk, loc, width, sz, en, cl, ctr, fd, fd_hash):
+    s = s0
+    while s < s1:
+        v = shadow[s]
+        if v & OVV:
+            s += 1
+            continue
+        k = key0 + (s - s0)
+        e, hi = _latest_entry(en, ctr, k)
+        uum = (v & OVI) == 0
+        t = s + 1
+        while t < s1 and key0 + (t - s0) < hi:
+            vt = shadow[t]
+            if (vt & OVV) != 0 or ((vt & OVI) == 0) != uum:
+                break
+            t += 1
+        kx, clause_ev, name = _entry_key(en, cl, e)
+        release = en[e, EN_RELEASE] if e >= 0 else -1
+        _record(fd, fd_hash, ctr, FK_UUM if uum else FK_STALE, rk, -1, loc, kx, e, clause_ev, g, k & ADDR_MASK,
+                -1, s, t - s, (k + (t - 1 - s)) & ADDR_MASK, width, sz, release, name)
+        s = t
+
+
+@njit(cache=True)
+def _device_read_findings(shadow, s0, s1, key0, g, rk, di, cvv, cvi, e, loc, width, sz, en, cl, fd, fd_hash,
+                          ctr):
+    kx, clause_ev, name = _entry_key(en, cl, e)
+    s = s0
+    while s < s1:
+        v = np.int64(shadow[s])
+        if v & cvv:
+            s += 1
+            continue
+        uum = (v & cvi) == 0
+        t = s + 1
+        while t < s1:
+            vt = np.int64(shadow[t])
+            if (vt & cvv) != 0 or ((vt & cvi) == 0) != uum:
+                break
+            t += 1
+        dk = key0 + (s - s0)
+        host = en[e, EN_HOST] + (dk - en[e, EN_DEV])
+        _record(fd, fd_hash, ctr, FK_UUM if uum else FK_STALE, rk, di, loc, kx, e, clause_ev, g, host & ADDR_MASK,
+                dk & ADDR_MASK, s, t - s, (host + (t - 1 - s)) & ADDR_MASK, width, sz, en[e, EN_RELEASE], name)
+        s = t
