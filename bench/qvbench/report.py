@@ -1,0 +1,121 @@
+"""The one table `make bench` prints, and the verdicts against the issue's targets."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+TOOL_COLUMNS = (("recorded", "rec×"), ("memcheck", "memcheck×"), ("asan", "ASan×"), ("tsan", "TSan×"),
+                ("msan", "MSan×"))
+RECORD_MEDIAN_TARGET, RECORD_WORST_TARGET = 3.0, 10.0
+ANALYZE_RATE_TARGET = 50e6
+
+
+def _f(x: float | None, fmt: str = "{:.2f}", missing: str = "–") -> str:
+    return fmt.format(x) if x is not None else missing
+
+
+def _rss(*parts: dict[str, Any] | None) -> str:
+    return "/".join(_f(p.get("peak_rss_mib") if p else None, "{:.0f}") for p in parts)
+
+
+def _tool_cell(tools: dict[str, Any] | None, key: str, marks: dict[str, str]) -> str:
+    if not tools or key not in tools:
+        return "–"
+    t = tools[key]
+    if t.get("error") and t.get("ratio") is None:
+        return "timeout" if "timed out" in t["error"] else "fail"
+    cell = _f(t.get("ratio"), "{:.1f}")
+    if t.get("error"):
+        cell += " (timeout)" if "timed out" in t["error"] else " (fail)"
+    note = t.get("note")
+    if note:
+        mark = marks.setdefault(f"{key}: {note}", "*" * (len(marks) + 1))
+        cell += mark
+    return cell
+
+
+def summary(results: dict[str, Any]) -> dict[str, Any]:
+    """Median and worst recording slowdown, analysis rates, and whether each target is met."""
+    ratios = [k["ratio"] for k in results["kernels"] if k.get("ratio")]
+    out: dict[str, Any] = {
+        "record_ratio_median": statistics.median(ratios) if ratios else None,
+        "record_ratio_worst": max(ratios) if ratios else None,
+    }
+    if ratios:
+        out["record_median_met"] = out["record_ratio_median"] <= RECORD_MEDIAN_TARGET
+        out["record_worst_met"] = out["record_ratio_worst"] <= RECORD_WORST_TARGET
+    slower = [k["name"] for k in results["kernels"]
+              if k.get("analyze") and k["analyze"].get("vs_recorded") and k["analyze"]["vs_recorded"] > 1.0]
+    analyzed = [k for k in results["kernels"] if k.get("analyze")]
+    if analyzed:
+        out["analyze_slower_than_recording"] = slower
+    syn = results.get("synthetic")
+    if syn and syn.get("analyze"):
+        out["synthetic_accesses_per_s"] = syn["analyze"]["accesses_per_s"]
+    return out
+
+
+def render(results: dict[str, Any], console: Console) -> None:
+    tools_size = "reduced" if not results["settings"]["quick"] else "quick"
+    table = Table(title=f"quiver bench ({'quick' if results['settings']['quick'] else 'full'} sizes, "
+                        f"median of {results['settings']['repeat']}, native and recorded alternated)",
+                  title_justify="left", show_lines=False)
+    for name, justify in [("kernel", "left"), ("args", "left"), ("native s", "right"), ("record s", "right"),
+                          ("rec×", "right"), ("log MiB", "right"), ("B/access", "right"),
+                          ("analyze s", "right"), ("Mev/s", "right"), ("peak MiB nat/rec/ana", "right")]:
+        table.add_column(name, justify=justify)
+    for _key, label in TOOL_COLUMNS:
+        table.add_column(f"{label}ʳ", justify="right")
+    marks: dict[str, str] = {}
+    for k in results["kernels"]:
+        log, a, rec = k.get("log") or {}, k.get("analyze"), k.get("recorded")
+        table.add_row(
+            k["name"] + (f" ({k['ranks']} ranks)" if k["ranks"] else ""), " ".join(k["args"]),
+            _f(k["native"]["seconds"], "{:.3f}"), _f(rec["seconds"] if rec else None, "{:.3f}"),
+            _f(k.get("ratio")), _f(log.get("bytes", 0) / 2**20 if log else None, "{:.1f}"),
+            _f(log.get("bytes_per_access"), "{:.2f}"), _f(a["seconds"] if a else None, "{:.3f}"),
+            _f(a["events_per_s"] / 1e6 if a and a.get("events_per_s") else None, "{:.1f}"),
+            _rss(k["native"], rec, a),
+            *[_tool_cell(k.get("tools"), key, marks) for key, _label in TOOL_COLUMNS],
+        )
+    for syn_key in ("synthetic", "huge"):
+        syn = results.get(syn_key)
+        if not syn:
+            continue
+        a, log = syn.get("analyze"), syn["log"]
+        table.add_row(f"{syn_key} ({syn['builder']})", f"{syn['events']:,} accesses", "", "", "",
+                      _f(log["bytes"] / 2**20, "{:.1f}"), _f(log["bytes_per_access"], "{:.2f}"),
+                      _f(a["seconds"] if a else None, "{:.3f}"),
+                      _f(a["events_per_s"] / 1e6 if a else None, "{:.1f}"),
+                      "–/–/" + _f(a["peak_rss_mib"] if a else None, "{:.0f}"), *[""] * len(TOOL_COLUMNS))
+    console.print(table)
+    s = results["summary"]
+    lines = [(f"ʳ slowdown vs native at the {tools_size} tool sizes (native re-measured there, alternated); "
+              "Mev/s = log events per second of `trace analyze` wall time (process start, JIT and report "
+              "included); peak = largest single process (one rank under mpiexec).")]
+    for note, mark in marks.items():
+        lines.append(f"{mark} {note}")
+    if s.get("record_ratio_median") is not None:
+        lines.append(f"recording slowdown: median {s['record_ratio_median']:.2f}× (target ≤ {RECORD_MEDIAN_TARGET:.0f}×: "
+                     f"{'met' if s['record_median_met'] else 'NOT met'}), worst {s['record_ratio_worst']:.2f}× "
+                     f"(target ≤ {RECORD_WORST_TARGET:.0f}×: {'met' if s['record_worst_met'] else 'NOT met'}); "
+                     "ARBALEST-VEC 2.2–68× (median 17×), RMA-Analyzer 4.5–7×")
+    if "analyze_slower_than_recording" in s:
+        slow = s["analyze_slower_than_recording"]
+        lines.append("trace analyze slower than the recorded run: " + (", ".join(slow) if slow else "none"))
+    if s.get("synthetic_accesses_per_s"):
+        rate = s["synthetic_accesses_per_s"]
+        lines.append(f"synthetic log: {rate / 1e6:.1f} M access events/s through `trace analyze` "
+                     f"(target ≥ {ANALYZE_RATE_TARGET / 1e6:.0f} M/s for the VSM checker)")
+    if results.get("checker"):
+        c = results["checker"]
+        lines.append(f"VSM checker alone, warm, one core: {c['accesses_per_s'] / 1e6:.1f} M access events/s "
+                     f"({c['events']:,} events in {c['seconds']:.3f} s)")
+    for e in results.get("errors", []):
+        lines.append(f"not measured: {e}")
+    for line in lines:
+        console.print(line, highlight=False, soft_wrap=True)

@@ -1,0 +1,53 @@
+"""Small numeric helpers shared by the harness: medians, ratios, unit conversions, log statistics."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+from typing import Any
+
+from .runner import Measurement
+
+
+def median(xs: list[float]) -> float | None:
+    return statistics.median(xs) if xs else None
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def mib(kib: int | None) -> float | None:
+    return kib / 1024 if kib is not None else None
+
+
+def summarize(runs: list[Measurement]) -> dict[str, Any]:
+    """Median time and the largest peak memory over the successful runs of one variant."""
+    good = [m for m in runs if m.ok]
+    return {
+        "seconds": median([m.seconds for m in good]),
+        "runs_s": [round(m.seconds, 4) for m in runs],
+        "peak_rss_mib": mib(max((m.peak_rss_kib for m in good), default=None)),
+        "failed": sum(not m.ok for m in runs),
+        "timed_out": any(m.timed_out for m in runs),
+        "tmpfiles_left": sum(m.tmpfiles_left for m in runs),
+    }
+
+
+def log_stats(path: Path) -> dict[str, Any]:
+    """Size on disk, events and access events of a log (single file or split directory), streamed."""
+    from quiver.formats import EventKind, open_logs
+
+    from quiver.info import log_summary
+
+    logs = open_logs(path)
+    size = events = accesses = 0
+    for log in logs:
+        s = log_summary(log)
+        size += s["size_bytes"]
+        events += s["events"]
+        accesses += s["kinds"].get(EventKind.ACCESS.name.lower(), 0)
+    if logs.split:
+        size += sum(f.stat().st_size for f in path.iterdir() if f not in set(logs.files))
+    return {"bytes": size, "events": events, "accesses": accesses,
+            "bytes_per_access": size / accesses if accesses else None}

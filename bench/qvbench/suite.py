@@ -1,0 +1,250 @@
+"""The measurements: per kernel, native and recorded runs alternated, analysis of each log, and the
+other tools at a reduced size; then `trace analyze` on synthetic logs.
+
+Every ratio compares runs made in this process, alternated, so a machine shared with other work
+slows both sides alike; medians over ``repeat`` rounds damp the rest.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import build as builds
+from . import synthetic
+from .kernels import Kernel
+from .runner import Measurement, run_measured
+from .stats import log_stats, mib, ratio, summarize
+from .tmpfiles import TmpfileSweeper
+
+MPIEXEC = "mpiexec.mpich"
+TOOLS = ("memcheck", "asan", "tsan", "msan")
+# What a user would set so a run finishes: libomptarget leaks a few blocks at exit (LeakSanitizer
+# would fail every run), and uninstrumented libomp / libmpi make TSan and MSan report false positives.
+TOOL_ENV = {
+    "asan": {"ASAN_OPTIONS": "detect_leaks=0"},
+    "tsan": {"TSAN_OPTIONS": "exitcode=0 report_signal_unsafe=0"},
+    "msan": {"MSAN_OPTIONS": "exitcode=0"},
+}
+# UCX (under mpich) patches mmap at startup in a way that crashes every sanitizer runtime.
+MPI_TOOL_ENV = {"UCX_MEM_MMAP_HOOK_MODE": "none"}
+VALGRIND = ["valgrind", "--tool=memcheck", "-q", "--error-exitcode=0"]
+
+
+@dataclass
+class Settings:
+    repeat: int = 3
+    quick: bool = False
+    tools: bool = True
+    tool_timeout: float = 300.0
+    run_timeout: float = 900.0
+    workdir: Path = Path("bench/build")
+    keep_logs: bool = False
+
+
+@dataclass
+class Context:
+    settings: Settings
+    sweeper: TmpfileSweeper = field(default_factory=TmpfileSweeper)
+    step: Callable[[str], None] = lambda _msg: None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def out(self) -> Path:
+        return self.settings.workdir / "out"
+
+    def output_log(self, name: str) -> Path:
+        self.out.mkdir(parents=True, exist_ok=True)
+        return self.out / f"{name}.txt"
+
+
+def tool_env(kernel: Kernel, variant: str) -> dict[str, str]:
+    env = dict(TOOL_ENV.get(variant, {}))
+    if kernel.mpi and variant in TOOL_ENV:
+        env.update(MPI_TOOL_ENV)
+    return env
+
+
+def run_command(kernel: Kernel, variant: str, exe: Path, args: tuple[str, ...], log: Path | None) -> list[str]:
+    """The command line that runs ``exe`` as ``variant`` (recorded runs write ``log``)."""
+    program = [str(exe), *args]
+    if variant == "recorded":
+        ranks = ["-n", str(kernel.ranks)] if kernel.mpi else []
+        return [builds.TRACE, "record", "-o", str(log), *ranks, "--", *program]
+    if variant == "memcheck":
+        program = [*VALGRIND, *program]
+    return [MPIEXEC, "-n", str(kernel.ranks), *program] if kernel.mpi else program
+
+
+def _analyze(ctx: Context, log: Path, name: str) -> Measurement:
+    """`trace analyze` with its report (stdout) going to the run's output file."""
+    return run_measured([builds.TRACE, "analyze", str(log), "--format", "json"], cwd=ctx.out,
+                        log=ctx.output_log(f"{name}.analyze"), timeout=ctx.settings.run_timeout)
+
+
+def analysis_ok(m: Measurement) -> bool:
+    """`trace analyze` exits 0 when clean and 1 with findings; 2 and 3 mean it failed."""
+    return not m.timed_out and m.returncode in (0, 1)
+
+
+def _remove_log(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def measure_kernel(ctx: Context, kernel: Kernel) -> dict[str, Any]:
+    s = ctx.settings
+    size = "quick" if s.quick else "full"
+    args = kernel.args(size)
+    bdir = s.workdir / "bin"
+    blog = ctx.output_log(f"{kernel.name}.build")
+    ctx.step(f"{kernel.name}: build native")
+    native = builds.build(kernel, "native", bdir, blog)
+    if not native.ok:
+        raise RuntimeError(f"{kernel.name}: native build failed: {native.error}")
+    ctx.sweeper.register(native.executable)
+    ctx.step(f"{kernel.name}: build recorded (trace cc)")
+    recorded = builds.build(kernel, "recorded", bdir, blog)
+    if recorded.ok:
+        ctx.sweeper.register(recorded.executable)
+    can_analyze = recorded.ok and builds.trace_available("analyze")
+
+    row: dict[str, Any] = {"name": kernel.name, "shape": kernel.shape, "args": list(args), "ranks": kernel.ranks,
+                           "recorded_error": recorded.error or None}
+    runs: dict[str, list[Measurement]] = {"native": [], "recorded": [], "analyze": []}
+    log = ctx.out / f"{kernel.name}.arrow"
+    stats: dict[str, Any] | None = None
+    for r in range(s.repeat):
+        ctx.step(f"{kernel.name}: native run {r + 1}/{s.repeat}")
+        runs["native"].append(run_measured(run_command(kernel, "native", native.executable, args, None),
+                                           cwd=ctx.out, log=ctx.output_log(f"{kernel.name}.native"),
+                                           timeout=s.run_timeout, sweeper=ctx.sweeper))
+        if not recorded.ok:
+            continue
+        ctx.step(f"{kernel.name}: recorded run {r + 1}/{s.repeat}")
+        _remove_log(log)
+        m = run_measured(run_command(kernel, "recorded", recorded.executable, args, log), cwd=ctx.out,
+                         log=ctx.output_log(f"{kernel.name}.recorded"), timeout=s.run_timeout, sweeper=ctx.sweeper)
+        runs["recorded"].append(m)
+        if not (m.ok and log.exists()):
+            continue
+        stats = log_stats(log)
+        if can_analyze:
+            ctx.step(f"{kernel.name}: trace analyze {r + 1}/{s.repeat}")
+            a = _analyze(ctx, log, kernel.name)
+            runs["analyze"].append(Measurement(a.seconds, a.peak_rss_kib, 0 if analysis_ok(a) else a.returncode,
+                                               a.timed_out))
+            row["analyze_exit_status"] = a.returncode
+    if not s.keep_logs:
+        _remove_log(log)
+    row["native"] = summarize(runs["native"])
+    row["recorded"] = summarize(runs["recorded"]) if recorded.ok else None
+    row["ratio"] = ratio(row["recorded"]["seconds"], row["native"]["seconds"]) if recorded.ok else None
+    row["ratios"] = [round(b.seconds / a.seconds, 3) for a, b in zip(runs["native"], runs["recorded"])
+                     if a.ok and b.ok]
+    row["log"] = stats
+    if runs["analyze"]:
+        a = summarize(runs["analyze"])
+        a["events_per_s"] = ratio(stats["events"], a["seconds"]) if stats else None
+        a["accesses_per_s"] = ratio(stats["accesses"], a["seconds"]) if stats else None
+        a["vs_recorded"] = ratio(a["seconds"], row["recorded"]["seconds"])
+        row["analyze"] = a
+    else:
+        row["analyze"] = None
+    row["tools"] = measure_tools(ctx, kernel, native, recorded) if s.tools else None
+    return row
+
+
+def measure_tools(ctx: Context, kernel: Kernel, native: builds.Build, recorded: builds.Build) -> dict[str, Any]:
+    """valgrind memcheck and the sanitizers at a reduced size, alternated with native (and recorded)."""
+    s = ctx.settings
+    size = "quick" if s.quick else "tools"
+    args = kernel.args(size)
+    bdir = s.workdir / "bin"
+    blog = ctx.output_log(f"{kernel.name}.build")
+    variants: dict[str, builds.Build] = {"native": native}
+    if recorded.ok:
+        variants["recorded"] = recorded
+    out: dict[str, Any] = {"args": list(args), "size": size}
+    for tool in TOOLS:
+        if tool == "memcheck":
+            if not builds.tool_installed("valgrind"):
+                out[tool] = {"error": "valgrind not installed"}
+                continue
+            variants[tool] = builds.Build(tool, native.executable)
+            continue
+        ctx.step(f"{kernel.name}: build {tool}")
+        b = builds.build(kernel, tool, bdir, blog)
+        if b.ok:
+            ctx.sweeper.register(b.executable)
+            variants[tool] = b
+        else:
+            out[tool] = {"error": b.error, "note": b.note}
+    runs: dict[str, list[Measurement]] = {v: [] for v in variants}
+    log = ctx.out / f"{kernel.name}.tools.arrow"
+    for r in range(s.repeat):
+        for variant, b in variants.items():
+            if runs[variant] and not runs[variant][-1].ok and variant in TOOLS:
+                continue  # a tool that timed out or failed once is not run again
+            ctx.step(f"{kernel.name}: {variant} at reduced size {r + 1}/{s.repeat}")
+            timeout = s.tool_timeout if variant in TOOLS else s.run_timeout
+            _remove_log(log)
+            runs[variant].append(run_measured(run_command(kernel, variant, b.executable, args, log), cwd=ctx.out,
+                                              log=ctx.output_log(f"{kernel.name}.{variant}.tools"),
+                                              env=tool_env(kernel, variant), timeout=timeout,
+                                              sweeper=ctx.sweeper))
+    _remove_log(log)
+    base = summarize(runs["native"])
+    out["native"] = base
+    for variant, b in variants.items():
+        if variant == "native":
+            continue
+        v = summarize(runs[variant])
+        v["ratio"] = ratio(v["seconds"], base["seconds"])
+        v["note"] = b.note
+        last = runs[variant][-1]
+        if last.timed_out:
+            v["error"] = f"timed out after {s.tool_timeout:.0f} s"
+        elif not last.ok:
+            v["error"] = f"exit status {last.returncode}"
+        out[variant] = v
+    return out
+
+
+def measure_synthetic(ctx: Context, events: int, *, streamed: bool, name: str) -> dict[str, Any]:
+    """`trace analyze` of a builder-made (or streamed) clean log with ``events`` access events."""
+    path = ctx.out / f"{name}.arrow"
+    ctx.out.mkdir(parents=True, exist_ok=True)
+    ctx.step(f"{name}: write a {events:,}-event log ({'LogWriter, streamed' if streamed else 'LogBuilder'})")
+    if streamed:
+        synthetic.write_streamed_log(path, events)
+    else:
+        synthetic.write_builder_log(path, events)
+    stats = log_stats(path)
+    row: dict[str, Any] = {"name": name, "events": events, "log": stats,
+                           "builder": "LogWriter (streamed)" if streamed else "LogBuilder.append_columns"}
+    if not builds.trace_available("analyze"):
+        row["analyze"] = None
+        row["error"] = "`trace analyze` not available yet"
+    else:
+        runs = []
+        for r in range(1 if streamed else ctx.settings.repeat):
+            ctx.step(f"{name}: trace analyze {r + 1}")
+            runs.append(_analyze(ctx, path, name))
+        a = summarize([Measurement(m.seconds, m.peak_rss_kib, 0 if analysis_ok(m) else m.returncode, m.timed_out)
+                       for m in runs])
+        a["exit_status"] = runs[-1].returncode
+        a["events_per_s"] = ratio(stats["events"], a["seconds"])
+        a["accesses_per_s"] = ratio(stats["accesses"], a["seconds"])
+        row["analyze"] = a
+    if not ctx.settings.keep_logs:
+        path.unlink(missing_ok=True)
+    return row
+
+
+__all__ = ["Context", "Settings", "measure_kernel", "measure_synthetic", "mib"]
