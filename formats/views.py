@@ -36,7 +36,7 @@ RENAMES: dict[str, dict[str, str]] = {
             "addr": "origin_addr", "name": "mpi_op", "device": "datatype_size", "aux2": "request"},
     "mpi_sync": {"op": "sync_kind", "id": "window", "id2": "target", "aux": "lock_type", "name": "group",
                  "aux2": "request"},
-    "messages": {"op": "message_kind", "id2": "peer", "aux": "tag", "aux2": "comm", "id": "seq"},
+    "messages": {"op": "message_kind", "id2": "peer", "aux": "tag", "aux2": "comm", "id": "message_seq"},
 }
 STRING_COLUMNS = {("maps", "name"), ("maps", "aux2"), ("data_ops", "name"), ("mpi_sync", "name")}
 CODES = {

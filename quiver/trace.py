@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import cached_property
 from typing import Any
 
@@ -18,16 +18,15 @@ from quiver.formats.views import events_frame, family_view
 SEQ_DTYPE = pl.UInt32
 
 
-def select_events(log: EventLog, kinds: Iterable[int] | None = None, *, ranks: Iterable[int] | None = None,
-                  from_ns: int | None = None, to_ns: int | None = None,
-                  columns: Iterable[str] | None = None) -> pl.DataFrame:
-    """Raw events of some kinds (all when None) with their global ``seq``, read one record batch
-    at a time so the kinds left out (usually the accesses) never sit in memory together.
-    ``columns`` keeps only those raw columns (all when None)."""
+def iter_events(log: EventLog, kinds: Iterable[int] | None = None, *, ranks: Iterable[int] | None = None,
+                from_ns: int | None = None, to_ns: int | None = None,
+                columns: Iterable[str] | None = None) -> Iterator[pl.DataFrame]:
+    """Raw events of some kinds (all when None) with their global ``seq``, one frame per record
+    batch, so a caller can stream a log larger than memory. ``columns`` keeps only those raw
+    columns; ``ranks`` and the inclusive ``from_ns``/``to_ns`` window filter rows."""
     names = list(columns) if columns is not None else list(COLUMN_DTYPES)
     kind_list = np.array(sorted({int(k) for k in kinds}), dtype=np.int16) if kinds is not None else None
     rank_list = np.array(sorted({int(r) for r in ranks}), dtype=np.int32) if ranks is not None else None
-    parts: list[pl.DataFrame] = []
     offset = 0
     for batch in log.batches():
         n = len(batch["kind"])
@@ -44,13 +43,25 @@ def select_events(log: EventLog, kinds: Iterable[int] | None = None, *, ranks: I
         if len(idx):
             cols = {"seq": pl.Series((idx + offset).astype(np.int64)).cast(SEQ_DTYPE)}
             cols.update({name: batch[name][idx] for name in names})
-            parts.append(pl.DataFrame(cols))
+            yield pl.DataFrame(cols)
         offset += n
-    if not parts:
-        cols = {"seq": pl.Series([], dtype=SEQ_DTYPE)}
-        cols.update({name: np.zeros(0, dtype=COLUMN_DTYPES[name]) for name in names})
-        return pl.DataFrame(cols)
-    return pl.concat(parts, rechunk=True)
+
+
+def empty_events(columns: Iterable[str] | None = None) -> pl.DataFrame:
+    names = list(columns) if columns is not None else list(COLUMN_DTYPES)
+    cols: dict[str, Any] = {"seq": pl.Series([], dtype=SEQ_DTYPE)}
+    cols.update({name: np.zeros(0, dtype=COLUMN_DTYPES[name]) for name in names})
+    return pl.DataFrame(cols)
+
+
+def select_events(log: EventLog, kinds: Iterable[int] | None = None, *, ranks: Iterable[int] | None = None,
+                  from_ns: int | None = None, to_ns: int | None = None,
+                  columns: Iterable[str] | None = None) -> pl.DataFrame:
+    """``iter_events`` in one frame: read batch by batch, so the kinds left out (usually the
+    accesses) never sit in memory together."""
+    columns = list(columns) if columns is not None else None
+    parts = list(iter_events(log, kinds, ranks=ranks, from_ns=from_ns, to_ns=to_ns, columns=columns))
+    return pl.concat(parts, rechunk=True) if parts else empty_events(columns)
 
 
 # Event kinds that describe the OpenMP data environment (no accesses).
@@ -102,8 +113,94 @@ class Trace:
         from quiver.info import log_summary
         return log_summary(self.log, self.events)
 
+    # --- analysis -------------------------------------------------------------------------
+    def check(self, checks: Iterable[str] | None = None, **options: Any) -> list:
+        """Run checkers (default: the default ones that are installed) and return merged ``Finding``s.
+
+        ``checks`` names checkers of ``quiver.replay.registry.CHECKERS`` (e.g. ``["mapping",
+        "redundant-transfer"]``); keyword options go to ``CheckOptions``."""
+        from quiver.replay.findings import merge_findings
+        from quiver.replay.registry import CHECKERS, CheckOptions, available_checkers, default_checkers
+
+        have = available_checkers()
+        names = list(checks) if checks is not None else [c for c in default_checkers() if c in have]
+        unknown = [n for n in names if n not in CHECKERS]
+        if unknown:
+            raise KeyError(f"unknown checker {unknown[0]!r}; known: {', '.join(CHECKERS)}")
+        missing = [n for n in names if n not in have]
+        if missing:
+            raise KeyError(f"checker {missing[0]!r} is not available in this installation")
+        extra = options.pop("extra", {})
+        opts = CheckOptions(**options, extra=extra)
+        found = []
+        for name in names:
+            found.extend(have[name](self.log, opts))
+        return merge_findings(found)
+
+    def findings(self, checks: Iterable[str] | None = None, **options: Any) -> pl.DataFrame:
+        """``check`` as a DataFrame, one row per finding, in report order."""
+        return findings_frame(self.check(checks, **options))
+
+    def explain(self) -> pl.DataFrame:
+        """Per construct site and map item: Copy In / Copy Out / Persistent In / Persistent Out /
+        Alloc / Release (``<category>_runs`` and ``<category>_bytes`` columns), as `trace explain`."""
+        from quiver.replay.explain import construct_items, explain_table
+        return explain_table(construct_items(self.log))
+
+    def transfers(self) -> pl.DataFrame:
+        """Every host<->device transfer with the bytes of it read on the other side and the bytes
+        never needed (``used_bytes``, ``wasted_bytes``)."""
+        from quiver.replay.redundant import transfer_waste
+        return transfer_waste(self.log)
+
+    def timeline(self, *, ranks: Iterable[int] | None = None, from_ns: int | None = None,
+                 to_ns: int | None = None) -> pl.DataFrame:
+        """Slices with a duration (constructs, kernels, data ops, RMA calls) per rank and track
+        (``tid``: host thread, device queue or RMA window), as `trace export --to perfetto` draws them."""
+        from quiver.export_timeline import build_timeline
+        tl = build_timeline(self.log, ranks=list(ranks) if ranks is not None else None, from_ns=from_ns,
+                            to_ns=to_ns)
+        return tl.slices.join(tl.tracks.select("rank", "tid", "track"), on=["rank", "tid"], how="left")
+
+    def history(self, variable: str | None = None, *, addr: int | None = None, size: int = 1,
+                rank: int | None = None) -> pl.DataFrame:
+        """Every operation on one variable (by name) or one host address range, in log order:
+        allocations, map clauses, data ops, host and device accesses (device addresses translated
+        to host ones), RMA calls that read or write it."""
+        from quiver.history import operation_history
+        return operation_history(self.log, variable=variable, addr=addr, size=size, rank=rank)
+
     def __repr__(self) -> str:
         return f"<quiver.Trace {self.log.path} program={self.run.get('program')!r} events={self.log.num_events}>"
+
+
+FINDING_SCHEMA = {
+    "kind": pl.String, "advisory": pl.Boolean, "variable": pl.String, "message": pl.String, "file": pl.String,
+    "line": pl.Int32, "function": pl.String, "side": pl.String, "device": pl.Int32, "rank": pl.Int32,
+    "thread": pl.Int32, "clause": pl.String, "clause_file": pl.String, "clause_line": pl.Int32,
+    "other_file": pl.String, "other_line": pl.Int32, "other_rank": pl.Int32, "element": pl.Int64,
+    "bytes": pl.Int64, "occurrences": pl.Int64, "fix": pl.String,
+}
+
+
+def findings_frame(findings: list) -> pl.DataFrame:
+    """Findings as a DataFrame (FINDING_SCHEMA), keeping their order."""
+    from quiver.replay.findings import ADVISORY_KINDS
+
+    rows = []
+    for f in findings:
+        clause = next((r for r in f.related if r.role == "map-clause"), None)
+        other = next((r for r in f.related if r.role == "other-access"), None)
+        rows.append({
+            "kind": f.kind.value, "advisory": f.kind in ADVISORY_KINDS, "variable": f.variable,
+            "message": f.message, "file": f.access.file, "line": f.access.line, "function": f.access.function,
+            "side": f.access.side, "device": f.access.device, "rank": f.access.rank, "thread": f.access.thread,
+            "clause": clause.message if clause else None, "clause_file": clause.site.file if clause else None,
+            "clause_line": clause.site.line if clause else None, "other_file": other.site.file if other else None,
+            "other_line": other.site.line if other else None, "other_rank": other.site.rank if other else None,
+            "element": f.element, "bytes": f.bytes, "occurrences": f.occurrences, "fix": f.fix,
+        })
+    return pl.DataFrame(rows, schema=FINDING_SCHEMA)
 
 
 def open(path: str | os.PathLike) -> Trace:

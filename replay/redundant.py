@@ -236,7 +236,7 @@ def _encode(kind, rank, device, addr, addr2, size, op, free_size, dev_index,
     return code, dev, lo, sz
 
 
-def _free_sizes(log: EventLog) -> pl.DataFrame:
+def free_sizes(log: EventLog) -> pl.DataFrame:
     """(seq, bytes) of every FREE whose block was allocated in the log."""
     ev = select_events(log, [EventKind.ALLOC, EventKind.FREE], columns=("kind", "rank", "addr", "size"))
     allocs = ev.filter(pl.col("kind") == int(EventKind.ALLOC)).select("rank", "addr", "seq", "size").sort("seq")
@@ -262,7 +262,7 @@ def transfer_waste(log: EventLog) -> pl.DataFrame:
     shadow = Shadow(ops, nranks, len(devices), access_alignment(log, ops))
     live = LiveMappings(ops.filter(pl.col("op").is_in(["alloc", "associate"])).height)
     xfer_seq = xfers["seq"].to_numpy().astype(np.int64)
-    frees = _free_sizes(log)
+    frees = free_sizes(log)
     free_seq = frees["seq"].to_numpy().astype(np.int64)
     free_bytes = frees["size"].to_numpy().astype(np.uint64)
     n = len(xfer_seq)

@@ -1,0 +1,193 @@
+"""The full operation history of one variable or one host address range (``Trace.history``).
+
+Why a separate pass: device accesses carry device addresses, RMA calls carry window
+displacements, so the events that touch a host range are found only after translating both
+back to host addresses. The log is streamed once (record batch by record batch), with the
+live mapping table carried across batches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from quiver.formats import ConstructKind, EventKind, EventLog, MapType, RmaOp
+from quiver.formats.views import locations_frame
+from quiver.replay.device_to_host import LiveMappings, device_to_host
+from quiver.replay.explain import CONSTRUCT_TITLES, clause_text, map_type_name
+from quiver.replay.redundant import free_sizes
+from quiver.trace import SEQ_DTYPE, iter_events, select_events
+
+HISTORY_KINDS = (EventKind.ALLOC, EventKind.FREE, EventKind.MAP_CLAUSE, EventKind.DATA_OP, EventKind.ACCESS,
+                 EventKind.RMA)
+ALLOC_NAMES = {1: "malloc", 2: "calloc", 3: "realloc", 4: "aligned alloc", 5: "global", 6: "stack"}
+DATA_OP_TEXT = {1: "device copy allocated", 2: "copied to the device", 3: "copied back to the host",
+                4: "device copy released", 5: "device memory associated", 6: "device memory disassociated"}
+# RMA calls that write at the target (the rest read there); calls that write the origin buffer.
+RMA_WRITES_TARGET = {int(o) for o in RmaOp} - {int(RmaOp.GET), int(RmaOp.RGET)}
+RMA_WRITES_ORIGIN = {int(RmaOp.GET), int(RmaOp.RGET)}
+
+OUT_SCHEMA = {
+    "seq": SEQ_DTYPE, "time_ns": pl.Int64, "rank": pl.Int32, "thread": pl.Int32, "side": pl.String,
+    "operation": pl.String, "host_addr": pl.UInt64, "bytes": pl.UInt64, "offset": pl.Int64,
+    "variable": pl.String, "construct": pl.Int64, "detail": pl.String, "file": pl.String, "line": pl.Int32,
+    "function": pl.String,
+}
+
+
+def _ranges(log: EventLog, control: pl.DataFrame, variable: str | None, addr: int | None, size: int,
+            rank: int | None) -> pl.DataFrame:
+    """(rank, lo, hi, name) host ranges to follow, merged per rank."""
+    if variable is not None:
+        sid = [i for i, s in enumerate(log.strings) if s == variable]
+        hits = control.filter(pl.col("kind").is_in([int(EventKind.MAP_CLAUSE), int(EventKind.DATA_OP)])
+                              & pl.col("name").is_in(sid) & (pl.col("size") > 0))
+        if rank is not None:
+            hits = hits.filter(pl.col("rank") == rank)
+        if hits.is_empty():
+            names = sorted({log.strings[n] for n in control.filter(pl.col("kind") == int(EventKind.MAP_CLAUSE))
+                            ["name"].to_list() if 0 <= n < len(log.strings)})
+            known = ", ".join(names[:20]) or "none"
+            raise KeyError(f"no mapped variable named {variable!r} in this log (mapped variables: {known})")
+        spans = hits.select("rank", pl.col("addr").alias("lo"), (pl.col("addr") + pl.col("size")).alias("hi"))
+    else:
+        if addr is None:
+            raise ValueError("give a variable name or an address (addr=..., size=...)")
+        ranks = [rank] if rank is not None else sorted(set(control["rank"].to_list()) or {0})
+        spans = pl.DataFrame({"rank": ranks, "lo": [addr] * len(ranks), "hi": [addr + max(size, 1)] * len(ranks)},
+                             schema={"rank": pl.Int32, "lo": pl.UInt64, "hi": pl.UInt64})
+    spans = spans.sort("rank", "lo")
+    merged = (spans.with_columns(pl.col("hi").cum_max().shift(1).over("rank").alias("reach"))
+              .with_columns((pl.col("reach").is_null() | (pl.col("lo") > pl.col("reach"))).cum_sum().over("rank")
+                            .alias("g"))
+              .group_by("rank", "g").agg(pl.col("lo").min(), pl.col("hi").max()).sort("rank", "lo"))
+    return merged.select("rank", "lo", "hi")
+
+
+def _overlapping(rank: np.ndarray, lo: np.ndarray, hi: np.ndarray, ranges: pl.DataFrame) -> np.ndarray:
+    keep = np.zeros(len(rank), dtype=bool)
+    for r, a, b in ranges.iter_rows():
+        keep |= (rank == r) & (lo < np.uint64(b)) & (hi > np.uint64(a))
+    return keep
+
+
+def operation_history(log: EventLog, *, variable: str | None = None, addr: int | None = None, size: int = 1,
+                      rank: int | None = None) -> pl.DataFrame:
+    control = select_events(log, [EventKind.MAP_CLAUSE, EventKind.DATA_OP, EventKind.CONSTRUCT_BEGIN,
+                                  EventKind.WIN_CREATE])
+    ranges = _ranges(log, control, variable, addr, size, rank)
+    live = LiveMappings(control.filter((pl.col("kind") == int(EventKind.DATA_OP)) & pl.col("op").is_in([1, 5])).height)
+    wins = control.filter(pl.col("kind") == int(EventKind.WIN_CREATE)).select(
+        pl.col("rank").alias("target"), pl.col("id").alias("window"), pl.col("addr").alias("win_base"))
+    frees = free_sizes(log)
+    parts = []
+    for batch in iter_events(log, HISTORY_KINDS):
+        cols = {c: batch[c].to_numpy() for c in ("kind", "rank", "device", "addr", "addr2", "size", "op")}
+        host = device_to_host(cols, live)
+        is_dev_access = (cols["kind"] == int(EventKind.ACCESS)) & (cols["device"] >= 0)
+        lo = np.where(is_dev_access, host, cols["addr"]).astype(np.uint64)
+        b = batch.with_columns(pl.Series("host_addr", lo), pl.lit("origin").alias("role"))
+        b = b.join(frees.rename({"size": "free_size"}), on="seq", how="left").with_columns(
+            pl.when(pl.col("kind") == int(EventKind.FREE)).then(pl.col("free_size").fill_null(1))
+            .otherwise(pl.col("size")).alias("span"))
+        length = np.maximum(b["span"].to_numpy(), 1).astype(np.uint64)
+        keep = _overlapping(cols["rank"], lo, lo + length, ranges) & ~(is_dev_access & (host == 0))
+        parts.append(b.filter(pl.Series(keep)).drop("free_size", "span"))
+        rma = batch.filter(pl.col("kind") == int(EventKind.RMA))
+        if rma.height and wins.height:
+            remote = (rma.join(wins, left_on=["id2", "id"], right_on=["target", "window"], how="inner")
+                      .with_columns((pl.col("win_base") + pl.col("aux").cast(pl.UInt64)).alias("host_addr"),
+                                    pl.col("rank").alias("origin"), pl.col("id2").cast(pl.Int32).alias("rank"),
+                                    pl.lit("target").alias("role")))
+            if remote.height:
+                keep = _overlapping(remote["rank"].to_numpy(), remote["host_addr"].to_numpy(),
+                                    remote["host_addr"].to_numpy() + np.maximum(remote["size"].to_numpy(), 1),
+                                    ranges)
+                parts.append(remote.filter(pl.Series(keep)).drop("win_base"))
+    rows = pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
+    if rows.is_empty():
+        return pl.DataFrame(schema=OUT_SCHEMA)
+    if "origin" not in rows.columns:
+        rows = rows.with_columns(pl.lit(None, dtype=pl.Int32).alias("origin"))
+    return _describe(log, rows.sort("seq", "role"), control, ranges)
+
+
+def _describe(log: EventLog, rows: pl.DataFrame, control: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:
+    strings = pl.Series("s", log.strings, dtype=pl.String)
+    construct_kinds = control.filter(pl.col("kind") == int(EventKind.CONSTRUCT_BEGIN)).select(
+        "rank", pl.col("id").alias("cid"), pl.col("op").alias("construct_kind"))
+    rows = rows.with_columns(
+        pl.when(pl.col("kind").is_in([int(EventKind.MAP_CLAUSE), int(EventKind.DATA_OP), int(EventKind.ACCESS)]))
+        .then(pl.col("id")).otherwise(None).alias("cid"))
+    rows = rows.join(construct_kinds, on=["rank", "cid"], how="left")
+
+    def name(col: str) -> pl.Expr:
+        idx = pl.col(col).cast(pl.Int64)
+        ok = (idx >= 0) & (idx < len(strings))
+        return pl.when(ok).then(pl.lit(strings).gather(idx.clip(0, max(len(strings) - 1, 0)))) \
+            if len(strings) else pl.lit(None, dtype=pl.String)
+
+    # map-clause wording, worked out once per distinct (map type, construct kind, clause text, name)
+    keys = ["op", "construct_kind", "aux2", "name"]
+    combos = rows.filter(pl.col("kind") == int(EventKind.MAP_CLAUSE)).select(keys).unique()
+    words = []
+    for bits, kind, text_id, name_id in combos.iter_rows():
+        k = int(kind or 0)
+        text = log.string(int(text_id)) or log.string(int(name_id)) or "?"
+        clause = clause_text(map_type_name(int(bits), k), text, k, bool(bits & MapType.IMPLICIT))
+        words.append(f"{CONSTRUCT_TITLES.get(_kind_name(k), 'construct')}: {clause}")
+    combos = combos.with_columns(pl.Series("clause_detail", words, dtype=pl.String),
+                                 pl.lit(int(EventKind.MAP_CLAUSE), dtype=pl.Int16).alias("kind"))
+    rows = rows.join(combos, on=["kind", *keys], how="left", nulls_equal=True)
+
+    kind = pl.col("kind")
+    dev_side = pl.format("device {}", pl.col("device"))
+    access = pl.when((pl.col("op") & 2) == 2).then(pl.lit("atomic ")).otherwise(pl.lit("")) + pl.when(
+        (pl.col("op") & 1) == 1).then(pl.lit("write")).otherwise(pl.lit("read"))
+    op = pl.col("op")
+    rma_name = op.replace_strict({int(o): o.name.lower() for o in RmaOp}, default="rma", return_dtype=pl.String)
+    operation = (
+        pl.when(kind == int(EventKind.ALLOC)).then(pl.format("allocated ({})", op.replace_strict(
+            ALLOC_NAMES, default="heap", return_dtype=pl.String)))
+        .when(kind == int(EventKind.FREE)).then(pl.lit("freed"))
+        .when(kind == int(EventKind.MAP_CLAUSE)).then(pl.lit("map clause"))
+        .when(kind == int(EventKind.DATA_OP)).then(op.replace_strict(DATA_OP_TEXT, default="data op",
+                                                                     return_dtype=pl.String))
+        .when(kind == int(EventKind.ACCESS)).then(access)
+        .when((kind == int(EventKind.RMA)) & (pl.col("role") == "origin")).then(
+            pl.format("{} to rank {} {} this buffer", rma_name, pl.col("id2"),
+                      pl.when(op.is_in(list(RMA_WRITES_ORIGIN))).then(pl.lit("writes")).otherwise(pl.lit("reads"))))
+        .when(kind == int(EventKind.RMA)).then(
+            pl.format("{} from rank {} {} here", rma_name, pl.col("origin"),
+                      pl.when(op.is_in(list(RMA_WRITES_TARGET))).then(pl.lit("writes")).otherwise(pl.lit("reads"))))
+        .otherwise(pl.lit("?")))
+    side = (pl.when((kind == int(EventKind.ACCESS)) & (pl.col("device") >= 0)).then(dev_side)
+            .when(kind == int(EventKind.DATA_OP)).then(pl.format("host <-> device {}", pl.col("device")))
+            .when((kind == int(EventKind.RMA)) & (pl.col("role") == "target")).then(pl.lit("remote"))
+            .otherwise(pl.lit("host")))
+    detail = (pl.when(kind == int(EventKind.MAP_CLAUSE)).then(pl.col("clause_detail"))
+              .when(kind == int(EventKind.RMA)).then(pl.format("window {}, {} bytes at target displacement {}",
+                                                                pl.col("id"), pl.col("size"), pl.col("aux")))
+              .when(kind == int(EventKind.DATA_OP)).then(
+                  pl.format("{}", pl.col("construct_kind").replace_strict(
+                      {int(k): CONSTRUCT_TITLES.get(_kind_name(int(k)), "") for k in range(1, 7)}, default=None,
+                      return_dtype=pl.String)))
+              .otherwise(None))
+    base = ranges.group_by("rank").agg(pl.col("lo").min().alias("range_lo"))
+    out = rows.join(base, on="rank", how="left").with_columns(
+        side.alias("side"), operation.alias("operation"), detail.alias("detail"),
+        pl.when(kind.is_in([int(EventKind.MAP_CLAUSE), int(EventKind.DATA_OP)])).then(name("name"))
+        .otherwise(None).alias("variable"),
+        (pl.col("host_addr").cast(pl.Int64) - pl.col("range_lo").cast(pl.Int64)).alias("offset"),
+        pl.when(kind == int(EventKind.FREE)).then(pl.lit(0, dtype=pl.UInt64)).otherwise(pl.col("size"))
+        .alias("bytes"),
+        pl.col("cid").alias("construct"))
+    out = out.join(locations_frame(log), on="loc", how="left")
+    return out.select([pl.col(c).cast(t) for c, t in OUT_SCHEMA.items()]).sort("seq", "side")
+
+
+def _kind_name(code: int) -> str:
+    try:
+        return ConstructKind(code).name.lower()
+    except ValueError:
+        return ""
