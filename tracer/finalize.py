@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from quiver.formats import ConstructKind, EventKind, write_log
+from quiver.formats import COLUMN_NAMES, ConstructKind, EventKind, write_log
+from quiver.formats.schema import COLUMN_DTYPES
 from quiver.tracer.rawread import (
     F_AUX2_STR,
     F_AUX_STR,
@@ -146,7 +147,9 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None) -> dic
         renames.update(_module_renames(rr.info))
         modules += rr.modules
     n = sum(len(rr.events) for rr in raws)
-    cols = {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()}
+    cols = {k: np.concatenate(v) for k, v in parts.items()}
+    if not cols:  # the program never loaded the tracer (or died before its first event)
+        cols = {k: np.zeros(0, COLUMN_DTYPES[k]) for k in COLUMN_NAMES if k != "loc"}
     pcs = np.concatenate(pcs_parts) if pcs_parts else np.zeros(0, np.uint64)
     psrc = np.concatenate(psrc_parts) if psrc_parts else np.zeros(0, np.int64)
     modules = dedup_modules(modules, renames)
@@ -256,6 +259,8 @@ def _run_metadata(raws: list[RankRaw], cols: dict[str, np.ndarray], run: dict[st
         "exe": infos[0].get("exe", "") if infos else "",
         "pid": int(infos[0].get("pid", 0)) if infos else 0,
         "ompt": any(i.get("ompt") == "1" for i in infos),
+        "device_images": sorted({line.partition(" ")[0] for i in infos
+                                 for line in i.get("devimg[]", "").splitlines() if line}),
     }
     if signals:
         meta["signal"] = signals[0]

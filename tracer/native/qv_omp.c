@@ -134,7 +134,7 @@ static void map_name(const void *raw, int32_t *var, int32_t *clause) {
   const char *s = (const char *)raw;
   if (!s || s[0] != ';') return;
   const char *b = s + 1, *e = strchr(b, ';');
-  if (!e) return;
+  if (!e || (e - b == 7 && !strncmp(b, "unknown", 7))) return; /* implicit parent entries */
   *clause = qv_strintern_n(b, (size_t)(e - b));
   const char *v = b;
   size_t n = 0;
@@ -297,6 +297,7 @@ static void on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t endpoint, in
     qv_emit(&e);
     t->cur_construct = -1;
     t->nargs = 0;
+    qv_flush_thread(); /* a killed program keeps everything up to its last construct */
   }
 }
 

@@ -1,0 +1,104 @@
+"""Shared fixtures: compile real OpenMP programs with `trace cc` and record them with `trace record`.
+
+Usage in any test module (programs live in tests/programs/, paths are relative to it):
+
+    @pytest.mark.clang
+    def test_something(record_c):
+        run = record_c("omp/seed000_fig1_alloc.c")            # -O0, no args
+        run = record_c("omp/passthrough.c", args=["x"], stdin="hi\\n", opt="-O1")
+        run.returncode, run.stdout, run.stderr                   # of `trace record`
+        t = run.open()                                          # quiver.open(run.log)
+        t.data_ops.filter(pl.col("variable") == "b")
+
+`omp_build(src, opt="-O0", extra=())` compiles only (cached per session); C++ sources
+(.cpp) go through `trace cxx`. Mark tests that need the compiler with `@pytest.mark.clang`
+(or `pytestmark = pytest.mark.clang`): they are skipped, with the reason, when clang-19 is absent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+TRACE = str(Path(sys.executable).with_name("trace"))
+HAVE_CLANG = shutil.which("clang-19") is not None
+
+SKIP_NO_CLANG = "clang-19 is not installed (apt-get install clang-19 libomp-19-dev)"
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "clang: compiles real programs with clang-19 (skipped when it is absent)")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    if HAVE_CLANG:
+        return
+    skip = pytest.mark.skip(reason=SKIP_NO_CLANG)
+    for item in items:
+        if "clang" in item.keywords:
+            item.add_marker(skip)
+
+
+def trace_cli(*args: str, **kw) -> subprocess.CompletedProcess:
+    """Run the `trace` command (the installed console script) and capture its output."""
+    return subprocess.run([TRACE, *args], capture_output=True, text=True, check=False, **kw)
+
+
+@dataclass
+class Recorded:
+    exe: Path
+    log: Path
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def open(self):
+        import quiver
+
+        return quiver.open(self.log)
+
+
+@pytest.fixture(scope="session")
+def omp_build(tmp_path_factory) -> Callable[..., Path]:
+    """Compile a program under tests/programs with `trace cc`/`trace cxx`; cached per (source, flags)."""
+    root = tmp_path_factory.mktemp("omp-bin")
+    cache: dict[tuple, Path] = {}
+
+    def build(src: str | Path, opt: str = "-O0", extra: Sequence[str] = ()) -> Path:
+        path = Path(src) if Path(src).is_absolute() else PROGRAMS / src
+        key = (str(path), opt, tuple(extra))
+        if key not in cache:
+            exe = root / f"{path.stem}{opt}{len(cache)}"
+            lang = "cxx" if path.suffix in (".cpp", ".cc", ".cxx") else "cc"
+            proc = trace_cli(lang, "-g", opt, *extra, str(path), "-o", str(exe))
+            assert proc.returncode == 0, f"trace {lang} failed:\n{proc.stderr}"
+            cache[key] = exe
+        return cache[key]
+
+    return build
+
+
+@pytest.fixture
+def record_c(omp_build, tmp_path) -> Callable[..., Recorded]:
+    """Build (cached) and record a program; returns a Recorded with the log path and the output."""
+    counter = [0]
+
+    def run(src: str | Path, args: Sequence[str] = (), opt: str = "-O0", extra: Sequence[str] = (),
+            stdin: str | None = None, env: dict[str, str] | None = None, exe: Path | None = None) -> Recorded:
+        exe = exe or omp_build(src, opt=opt, extra=extra)
+        counter[0] += 1
+        log = tmp_path / f"{Path(src).stem}{opt}.{counter[0]}.arrow"
+        proc = subprocess.run([TRACE, "record", "-o", str(log), "--", str(exe), *args], input=stdin,
+                              capture_output=True, text=True, check=False, cwd=tmp_path,
+                              env={**os.environ, **(env or {})})
+        return Recorded(exe, log, proc.returncode, proc.stdout, proc.stderr)
+
+    return run
