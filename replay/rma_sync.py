@@ -1,0 +1,290 @@
+"""Happens-before between MPI ranks, as vector clocks per *segment*.
+
+Why segments: every rank's program order is cut at its synchronisation events (RMA sync calls,
+request completions, messages, window frees); all accesses between two cuts share one vector
+clock, so the clocks cost O(sync events x ranks), not O(events x ranks).
+
+Conventions (used by every RMA module):
+- the k-th sync event of a rank (1-based, program order) *is* cut k; accesses after it and
+  before cut k+1 are in segment k (segment 0 precedes the first cut);
+- ``vc(r, s)[j] >= k`` means: rank j's cut k happens before everything in r's segment s;
+- edges: send -> matching receive (n-th send from a to b on (comm, tag) with the n-th receive),
+  barriers / all-to-all collectives and ``MPI_Win_fence`` (everyone before -> everyone after),
+  PSCW ``post -> start`` and ``complete -> wait``. Locks give no edge (see rma_access).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from quiver.formats import EventKind, MessageKind, MpiSyncKind
+
+SYNC_KINDS = (EventKind.MPI_SYNC, EventKind.MPI_REQUEST, EventKind.MPI_MESSAGE, EventKind.WIN_FREE)
+INF = np.int64(1) << 40
+
+
+@dataclass
+class RankOrder:
+    """Per event: its rank's segment, and for sync events their cut index on that rank."""
+
+    ranks: np.ndarray          # sorted distinct ranks
+    rank_index: np.ndarray     # per event: index of its rank in `ranks`
+    seg: np.ndarray            # per event: segment (sync events: their own cut index)
+    is_sync: np.ndarray        # per event
+    ncuts: np.ndarray          # per rank index: number of cuts
+
+
+def rank_order(cols: dict[str, np.ndarray]) -> RankOrder:
+    kind = cols["kind"]
+    rank = cols["rank"].astype(np.int64)
+    ranks = np.unique(rank)
+    ridx = np.searchsorted(ranks, rank)
+    is_sync = np.isin(kind, np.array([int(k) for k in SYNC_KINDS], dtype=kind.dtype))
+    order = np.lexsort((np.arange(len(kind)), ridx))     # by rank, then sequence
+    s = is_sync[order].astype(np.int64)
+    csum = np.cumsum(s)
+    # subtract the running count at the start of each rank's block
+    starts = np.searchsorted(ridx[order], np.arange(len(ranks)))
+    base = np.where(starts > 0, csum[np.maximum(starts - 1, 0)], 0)
+    seg_sorted = csum - np.repeat(base, np.diff(np.append(starts, len(order))))
+    seg = np.empty(len(kind), dtype=np.int64)
+    seg[order] = seg_sorted
+    ncuts = np.bincount(ridx[is_sync], minlength=len(ranks)).astype(np.int64)
+    return RankOrder(ranks, ridx, seg, is_sync, ncuts)
+
+
+def _nth(keys: np.ndarray) -> np.ndarray:
+    """Occurrence number of each row among rows with the same key (rows already in order)."""
+    if len(keys) == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort((np.arange(len(keys)), keys))
+    k = keys[order]
+    first = np.r_[True, k[1:] != k[:-1]]
+    grp_start = np.maximum.accumulate(np.where(first, np.arange(len(k)), 0))
+    nth = np.empty(len(keys), dtype=np.int64)
+    nth[order] = np.arange(len(k)) - grp_start
+    return nth
+
+
+def _key(*parts: np.ndarray) -> np.ndarray:
+    """Row keys for several integer columns (exact, via np.unique over the stacked rows)."""
+    if len(parts[0]) == 0:
+        return np.zeros(0, dtype=np.int64)
+    stacked = np.stack([p.astype(np.int64) for p in parts], axis=1)
+    _, inv = np.unique(stacked, axis=0, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64)
+
+
+@dataclass
+class Clocks:
+    """Vector clock of every (rank index, segment): ``table[off[r] + s, j]``."""
+
+    table: np.ndarray          # (sum(ncuts + 1), nranks) int64
+    off: np.ndarray            # per rank index
+    nranks: int
+    pscw_wait: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict)
+    # (origin rank index, complete cut) -> [(target rank index, wait cut)]
+
+    def row(self, r: int, s: int) -> np.ndarray:
+        return self.table[self.off[r] + s]
+
+
+def _group_ranks(text: str) -> set[int]:
+    return {int(x) for x in text.split(",") if x.strip().lstrip("-").isdigit()} if text else set()
+
+
+def _pscw_edges(cols, strings, ro: RankOrder, rank_pos: dict[int, int]):
+    """Point edges post->start and complete->wait, and the complete->wait map for completion."""
+    kind, op = cols["kind"], cols["op"]
+    sel = np.flatnonzero((kind == EventKind.MPI_SYNC) & np.isin(op, [MpiSyncKind.POST, MpiSyncKind.START,
+                                                                      MpiSyncKind.COMPLETE, MpiSyncKind.WAIT]))
+    edges: list[tuple[int, int, int, int]] = []   # (dst r, dst cut, src r, src cut)
+    waits: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    if len(sel) == 0:
+        return edges, waits
+    # per (rank, window): ordered list of events
+    posts: dict[tuple[int, int], list[list]] = {}   # (target rank, win) -> [[cut, group, wait_cut]]
+    starts: dict[tuple[int, int], list[list]] = {}  # (origin rank, win) -> [[cut, group, complete_cut]]
+    for i in sel:
+        r = int(ro.rank_index[i])
+        w = int(cols["id"][i])
+        k = int(ro.seg[i])
+        o = int(op[i])
+        name = int(cols["name"][i])
+        group = _group_ranks(strings[name] if 0 <= name < len(strings) else "")
+        group_idx = {rank_pos[g] for g in group if g in rank_pos}
+        if o == MpiSyncKind.POST:
+            posts.setdefault((r, w), []).append([k, group_idx, None])
+        elif o == MpiSyncKind.START:
+            starts.setdefault((r, w), []).append([k, group_idx, None])
+        elif o == MpiSyncKind.WAIT:
+            open_posts = [p for p in posts.get((r, w), []) if p[2] is None]
+            if open_posts:
+                open_posts[0][2] = k
+        elif o == MpiSyncKind.COMPLETE:
+            open_starts = [s for s in starts.get((r, w), []) if s[2] is None]
+            if open_starts:
+                open_starts[0][2] = k
+    for (o_r, w), ss in starts.items():
+        seen: dict[int, int] = {}
+        for s_cut, group, c_cut in ss:
+            for t in sorted(group):
+                n = seen.get(t, 0)
+                seen[t] = n + 1
+                matching = [p for p in posts.get((t, w), []) if o_r in p[1]]
+                if n >= len(matching):
+                    continue
+                p_cut, _g, w_cut = matching[n]
+                edges.append((o_r, s_cut, t, p_cut))            # post -> start
+                if c_cut is not None and w_cut is not None:
+                    edges.append((t, w_cut, o_r, c_cut))        # complete -> wait
+                    waits.setdefault((o_r, c_cut), []).append((t, w_cut))
+    return edges, waits
+
+
+def clocks(cols: dict[str, np.ndarray], strings: list[str], ro: RankOrder) -> Clocks:
+    """Vector clocks of every segment of every rank, from the sync events of the log."""
+    nr = len(ro.ranks)
+    rank_pos = {int(r): i for i, r in enumerate(ro.ranks)}
+    kind, op = cols["kind"], cols["op"]
+    ridx, seg = ro.rank_index, ro.seg
+
+    # point edges (dst rank, dst cut) <- (src rank, src cut)
+    point: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    msg = kind == EventKind.MPI_MESSAGE
+    peer = cols["id2"].astype(np.int64)
+    known_peer = np.isin(peer, ro.ranks)
+    peer_idx = np.where(known_peer, np.searchsorted(ro.ranks, peer), -1)
+    sends = np.flatnonzero(msg & (op == MessageKind.SEND) & known_peer)
+    recvs = np.flatnonzero(msg & (op == MessageKind.RECV) & known_peer)
+    if len(sends) and len(recvs):
+        s_key = _key(ridx[sends], peer_idx[sends], cols["aux2"][sends], cols["aux"][sends])
+        s_nth = _nth(s_key)
+        # receive keys in sender-major form: (src = peer, dst = me)
+        both = _key(np.r_[ridx[sends], peer_idx[recvs]], np.r_[peer_idx[sends], ridx[recvs]],
+                    np.r_[cols["aux2"][sends], cols["aux2"][recvs]], np.r_[cols["aux"][sends], cols["aux"][recvs]])
+        sk, rk = both[: len(sends)], both[len(sends):]
+        r_nth = _nth(rk)
+        s_nth = _nth(sk)
+        lookup = {(int(k), int(n)): int(i) for k, n, i in zip(sk, s_nth, sends)}
+        for k, n, i in zip(rk, r_nth, recvs):
+            j = lookup.get((int(k), int(n)))
+            if j is not None:
+                point.setdefault((int(ridx[i]), int(seg[i])), []).append((int(ridx[j]), int(seg[j])))
+    pscw, waits = _pscw_edges(cols, strings, ro, rank_pos)
+    for dr, dk, sr, sk_ in pscw:
+        point.setdefault((dr, dk), []).append((sr, sk_))
+
+    # group joins: collectives per communicator, fences per window
+    groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    coll = np.flatnonzero(msg & ((op == MessageKind.BARRIER) | (op == MessageKind.COLLECTIVE)))
+    if len(coll):
+        nth = _nth(_key(ridx[coll], cols["aux2"][coll]))
+        gk = _key(np.zeros(len(coll)), cols["aux2"][coll], nth)
+        for g, i in zip(gk, coll):
+            groups.setdefault((0, int(g)), []).append((int(ridx[i]), int(seg[i])))
+    fence = np.flatnonzero((kind == EventKind.MPI_SYNC) & (op == MpiSyncKind.FENCE))
+    if len(fence):
+        nth = _nth(_key(ridx[fence], cols["id"][fence]))
+        gk = _key(cols["id"][fence], nth)
+        for g, i in zip(gk, fence):
+            groups.setdefault((1, int(g)), []).append((int(ridx[i]), int(seg[i])))
+    group_of: dict[tuple[int, int], tuple[int, int]] = {}
+    for g, members in groups.items():
+        for m in members:
+            group_of[m] = g
+
+    return _propagate(ro, point, groups, group_of, waits, nr)
+
+
+class _Propagation:
+    """Rows of the clock table, filled in an order that respects every join."""
+
+    def __init__(self, ncuts: np.ndarray, nr: int) -> None:
+        self.nr = nr
+        self.ncuts = ncuts
+        self.off = np.zeros(nr, dtype=np.int64)
+        self.off[1:] = np.cumsum(ncuts + 1)[:-1]
+        self.table = np.zeros((int(np.sum(ncuts + 1)), nr), dtype=np.int64)
+        self.done = np.zeros(nr, dtype=np.int64)   # rows of rank r final up to this cut
+
+    def fill(self, r: int, upto: int) -> None:
+        """Rows of r up to cut `upto` that have no join inherit the previous row."""
+        lo = int(self.done[r])
+        if upto <= lo:
+            return
+        base = self.off[r]
+        rows = self.table[base + lo + 1: base + upto + 1]
+        rows[:] = self.table[base + lo]
+        rows[:, r] = np.arange(lo + 1, upto + 1)
+        self.done[r] = upto
+
+    def row(self, r: int, k: int) -> np.ndarray:
+        self.fill(r, k)
+        return self.table[self.off[r] + k]
+
+    def contribution(self, r: int, k: int, srcs: list[tuple[int, int]]) -> np.ndarray:
+        """What r knows at its cut k: its previous row, itself, and the point sources."""
+        out = self.row(r, k - 1).copy()
+        out[r] = k
+        for sr, sk in srcs:
+            out = np.maximum(out, self.row(sr, sk))
+        return out
+
+    def set(self, r: int, k: int, row: np.ndarray) -> None:
+        self.fill(r, k - 1)
+        row = row.copy()
+        row[r] = k
+        self.table[self.off[r] + k] = row
+        self.done[r] = k
+
+
+def _propagate(ro: RankOrder, point, groups, group_of, waits, nr: int) -> Clocks:
+    """Kahn-style pass over the join cuts only; the other cuts inherit by prefix maximum."""
+    pr = _Propagation(ro.ncuts, nr)
+    joins_of = [sorted({k for (r, k) in list(point) + list(group_of) if r == ri}) for ri in range(nr)]
+    pos = [0] * nr
+
+    def final(r: int, k: int) -> bool:
+        """Are r's rows up to cut k final (every join of r at or before k processed)?"""
+        js = joins_of[r]
+        return pos[r] >= len(js) or js[pos[r]] > k
+
+    def at_head(r: int, k: int) -> bool:
+        return pos[r] < len(joins_of[r]) and joins_of[r][pos[r]] == k
+
+    remaining = sum(len(j) for j in joins_of)
+    while remaining:
+        progress = False
+        for r in range(nr):
+            while pos[r] < len(joins_of[r]):
+                k = joins_of[r][pos[r]]
+                g = group_of.get((r, k))
+                members = groups[g] if g is not None else [(r, k)]
+                if not all(at_head(m, mk) and all(final(sr, sk) for sr, sk in point.get((m, mk), []))
+                           for m, mk in members):
+                    break
+                joined = None
+                for m, mk in members:
+                    c = pr.contribution(m, mk, point.get((m, mk), []))
+                    joined = c if joined is None else np.maximum(joined, c)
+                for m, mk in members:
+                    pr.set(m, mk, joined)
+                    pos[m] += 1
+                    remaining -= 1
+                progress = True
+        if not progress:
+            # a join that can never be met (unmatched message, crashed rank): drop the earliest one
+            r = min((ri for ri in range(nr) if pos[ri] < len(joins_of[ri])), key=lambda ri: joins_of[ri][pos[ri]])
+            k = joins_of[r][pos[r]]
+            g = group_of.pop((r, k), None)
+            if g is not None:
+                groups[g] = [m for m in groups[g] if m != (r, k)]
+            srcs = [(sr, sk) for sr, sk in point.pop((r, k), []) if final(sr, sk)]
+            pr.set(r, k, pr.contribution(r, k, srcs))
+            pos[r] += 1
+            remaining -= 1
+    for r in range(nr):
+        pr.fill(r, int(ro.ncuts[r]))
+    return Clocks(pr.table, pr.off, nr, waits)

@@ -1,0 +1,256 @@
+/* qv_mpi_access.c - loads and stores to window memory and RMA buffers, from
+ * -fsanitize-coverage=trace-loads,trace-stores.
+ *
+ * Why this shape: the callbacks run for every instrumented load and store, so
+ * they take no lock and allocate nothing. The watched ranges (window memory,
+ * plus origin/result buffers of RMA calls that have not completed yet) are a
+ * sorted array published through an atomic pointer: writers rebuild it under a
+ * mutex, readers binary-search it. Adjacent accesses from one PC are
+ * coalesced into runs (a few per thread); every MPI wrapper flushes the runs
+ * first, so accesses keep their place between MPI calls in the log.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "qv_mpi_int.h"
+
+int qvm_on;
+
+/* ---- published ranges ---- */
+
+typedef struct qvm_ranges {
+  size_t n;
+  uintptr_t min, max;
+  uintptr_t r[]; /* lo0 hi0 lo1 hi1 ... sorted, disjoint, merged */
+} qvm_ranges;
+
+static qvm_ranges *_Atomic g_ranges;
+
+static inline int tracked(uintptr_t a, uintptr_t n) {
+  const qvm_ranges *R = atomic_load_explicit(&g_ranges, memory_order_acquire);
+  if (!R || a + n <= R->min || a >= R->max) return 0;
+  size_t lo = 0, hi = R->n;
+  while (lo < hi) { /* first range whose end is above a */
+    size_t m = (lo + hi) >> 1;
+    if (R->r[2 * m + 1] <= a) lo = m + 1; else hi = m;
+  }
+  return lo < R->n && R->r[2 * lo] < a + n;
+}
+
+/* ---- the entries behind them (mutex) ---- */
+
+typedef struct {
+  uintptr_t lo, hi;
+  int64_t win, target, req;
+  int tag;
+} qvm_entry;
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static qvm_entry *g_ent;
+static size_t g_nent, g_capent;
+
+static void *map_bytes(size_t n) {
+  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+static int cmp_pair(const void *a, const void *b) {
+  const uintptr_t *x = a, *y = b;
+  return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Rebuild and publish the merged array. Old arrays are never unmapped (a reader
+ * may still hold one); they are small and rebuilt only when coverage changes. */
+static void publish(void) {
+  size_t n = g_nent;
+  qvm_ranges *R = map_bytes(sizeof(qvm_ranges) + (2 * n + 2) * sizeof(uintptr_t));
+  if (!R) return;
+  for (size_t i = 0; i < n; i++) {
+    R->r[2 * i] = g_ent[i].lo;
+    R->r[2 * i + 1] = g_ent[i].hi;
+  }
+  qsort(R->r, n, 2 * sizeof(uintptr_t), cmp_pair);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    uintptr_t lo = R->r[2 * i], hi = R->r[2 * i + 1];
+    if (k && lo <= R->r[2 * k - 1]) {
+      if (hi > R->r[2 * k - 1]) R->r[2 * k - 1] = hi;
+    } else {
+      R->r[2 * k] = lo;
+      R->r[2 * k + 1] = hi;
+      k++;
+    }
+  }
+  R->n = k;
+  R->min = k ? R->r[0] : 0;
+  R->max = k ? R->r[2 * k - 1] : 0;
+  atomic_store_explicit(&g_ranges, k ? R : NULL, memory_order_release);
+}
+
+void qvm_track(uintptr_t lo, uintptr_t hi, int tag, int64_t win, int64_t target, int64_t req) {
+  if (lo >= hi) return;
+  pthread_mutex_lock(&g_mu);
+  for (size_t i = 0; i < g_nent; i++) {
+    qvm_entry *e = &g_ent[i];
+    if (e->lo == lo && e->hi == hi && e->tag == tag && e->win == win && e->target == target && e->req == req)
+      goto out;
+  }
+  if (g_nent == g_capent) {
+    size_t ncap = g_capent ? 2 * g_capent : 256;
+    qvm_entry *ne = map_bytes(ncap * sizeof *ne);
+    if (!ne) goto out;
+    if (g_ent) {
+      memcpy(ne, g_ent, g_nent * sizeof *ne);
+      munmap(g_ent, g_capent * sizeof *g_ent);
+    }
+    g_ent = ne;
+    g_capent = ncap;
+  }
+  g_ent[g_nent++] = (qvm_entry){lo, hi, win, target, req, tag};
+  {
+    /* coverage may have grown: republish unless [lo,hi) is inside one published range */
+    const qvm_ranges *R = atomic_load_explicit(&g_ranges, memory_order_acquire);
+    int inside = 0;
+    if (R)
+      for (size_t i = 0; i < R->n && !inside; i++) inside = R->r[2 * i] <= lo && hi <= R->r[2 * i + 1];
+    if (!inside) publish();
+  }
+out:
+  pthread_mutex_unlock(&g_mu);
+}
+
+static void remove_where(int (*match)(const qvm_entry *, const void *), const void *arg) {
+  pthread_mutex_lock(&g_mu);
+  size_t k = 0;
+  for (size_t i = 0; i < g_nent; i++)
+    if (!match(&g_ent[i], arg)) g_ent[k++] = g_ent[i];
+  if (k != g_nent) {
+    g_nent = k;
+    publish();
+  }
+  pthread_mutex_unlock(&g_mu);
+}
+
+typedef struct {
+  int tag;
+  int64_t win, target, req;
+  uintptr_t lo, hi;
+} qvm_match;
+
+static int match_tag(const qvm_entry *e, const void *arg) {
+  const qvm_match *m = arg;
+  return e->tag == m->tag && (m->win < 0 || e->win == m->win) && (m->target < 0 || e->target == m->target) &&
+         (m->req < 0 || e->req == m->req);
+}
+
+static int match_range(const qvm_entry *e, const void *arg) {
+  const qvm_match *m = arg;
+  return e->tag == QVM_TAG_WINDOW && e->win == m->win && e->lo == m->lo && e->hi == m->hi;
+}
+
+void qvm_untrack(int tag, int64_t win, int64_t target, int64_t req) {
+  if (!g_nent) return;
+  qvm_match m = {tag, win, target, req, 0, 0};
+  remove_where(match_tag, &m);
+}
+
+void qvm_untrack_range(uintptr_t lo, uintptr_t hi, int64_t win) {
+  qvm_match m = {QVM_TAG_WINDOW, win, -1, -1, lo, hi};
+  remove_where(match_range, &m);
+}
+
+/* ---- per-thread access runs ---- */
+
+#define QVM_RUN_SLOTS 4
+
+typedef struct {
+  uintptr_t lo, hi, pc;
+  int64_t t0;
+  uint64_t seq; /* start order, 0 = empty */
+  int32_t write;
+} qvm_run;
+
+typedef struct {
+  uint64_t run_seq;
+  int in_tool;
+  qvm_run runs[QVM_RUN_SLOTS];
+} qvm_tls;
+
+static __thread qvm_tls t_acc __attribute__((tls_model("initial-exec")));
+
+static void run_emit(qvm_run *r) {
+  qv_event_t e = QV_EVENT_INIT;
+  e.time_ns = r->t0;
+  e.kind = QVM_K_ACCESS;
+  e.addr = r->lo;
+  e.size = r->hi - r->lo;
+  e.op = r->write;
+  e.pc = r->pc;
+  e.flags = QV_F_PC_RET;
+  r->seq = 0;
+  t_acc.in_tool++;
+  qv_emit(&e);
+  t_acc.in_tool--;
+}
+
+void qvm_runs_flush(void) {
+  qvm_tls *t = &t_acc;
+  if (!t->run_seq) return;
+  for (;;) { /* emit in start order */
+    qvm_run *first = NULL;
+    for (int i = 0; i < QVM_RUN_SLOTS; i++)
+      if (t->runs[i].seq && (!first || t->runs[i].seq < first->seq)) first = &t->runs[i];
+    if (!first) break;
+    run_emit(first);
+  }
+  t->run_seq = 0;
+}
+
+static inline void run_start(qvm_run *r, uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
+  r->lo = a;
+  r->hi = a + n;
+  r->pc = pc;
+  r->write = w;
+  r->t0 = qv_now();
+  r->seq = ++t_acc.run_seq;
+}
+
+static inline void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
+  if (!tracked(a, n) || t_acc.in_tool) return;
+  qvm_run *victim = NULL;
+  for (int i = 0; i < QVM_RUN_SLOTS; i++) {
+    qvm_run *r = &t_acc.runs[i];
+    if (!r->seq) {
+      if (!victim || victim->seq) victim = r;
+      continue;
+    }
+    if (r->pc == pc && r->write == w && a <= r->hi && a + n >= r->lo) {
+      if (a < r->lo) r->lo = a;
+      if (a + n > r->hi) r->hi = a + n;
+      return;
+    }
+    if (!victim || (victim->seq && r->seq < victim->seq)) victim = r;
+  }
+  if (victim->seq) run_emit(victim);
+  run_start(victim, a, n, w, pc);
+}
+
+#define QVM_RA ((uintptr_t)__builtin_return_address(0))
+#define QVM_CB(kind, n, T, w)                                                         \
+  __attribute__((visibility("default"))) void __sanitizer_cov_##kind##n(T *p) {     \
+    if (__builtin_expect(qvm_on, 1)) access((uintptr_t)p, n, w, QVM_RA);              \
+  }
+QVM_CB(load, 1, uint8_t, 0)
+QVM_CB(load, 2, uint16_t, 0)
+QVM_CB(load, 4, uint32_t, 0)
+QVM_CB(load, 8, uint64_t, 0)
+QVM_CB(load, 16, __int128, 0)
+QVM_CB(store, 1, uint8_t, 1)
+QVM_CB(store, 2, uint16_t, 1)
+QVM_CB(store, 4, uint32_t, 1)
+QVM_CB(store, 8, uint64_t, 1)
+QVM_CB(store, 16, __int128, 1)
