@@ -52,6 +52,12 @@ def trace_cli(*args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([TRACE, *args], capture_output=True, text=True, check=False, **kw)
 
 
+@pytest.fixture
+def trace_cli_run() -> Callable[..., subprocess.CompletedProcess]:
+    """`trace_cli_run("info", path)`: run the installed `trace` command, output captured."""
+    return trace_cli
+
+
 @dataclass
 class Recorded:
     exe: Path
