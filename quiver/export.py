@@ -78,6 +78,10 @@ def export(
         raise fail("parquet needs an output directory, not stdout")
     if to == "parquet" and len(logs) > 1:
         raise fail(f"{log} is a split log: export each of its rank-*.arrow files to Parquet")
+    if to == "parquet" and out.exists():
+        from .export_parquet import is_parquet_export
+        if not is_parquet_export(out):
+            raise fail(f"{out} exists and is not a quiver Parquet export; choose another -o")
     if check:
         from quiver.replay.registry import CHECKERS
         unknown = [c for c in check if c not in CHECKERS]

@@ -191,3 +191,75 @@ def _kind_name(code: int) -> str:
         return ConstructKind(code).name.lower()
     except ValueError:
         return ""
+
+
+STATE_SCHEMA = {
+    "rank": pl.Int32, "host_begin": pl.UInt64, "host_end": pl.UInt64, "offset": pl.Int64, "bytes": pl.Int64,
+    "tracked": pl.Boolean, "ov_valid": pl.Boolean, "ov_init": pl.Boolean, "state": pl.String,
+}
+
+
+def vsm_state(log: EventLog, *, variable: str | None = None, addr: int | None = None, size: int = 1,
+              rank: int | None = None, at: int | None = None) -> pl.DataFrame:
+    """The mapping checker's per-byte state of a variable after event ``at`` (a ``seq``; the end
+    of the log when None), run-length encoded: one row per run of bytes in the same state.
+
+    Replays the mapping checker's own engine (``quiver.replay.vsm.VsmSession``) up to ``at`` and
+    reads its shadow; per device ``cv<d>_valid`` / ``cv<d>_init`` columns follow ``ov_*``."""
+    from quiver.replay import vsm_kernel as K
+    from quiver.replay.mapping_events import read_control_events
+    from quiver.replay.vsm import VsmSession
+
+    control = select_events(log, [EventKind.MAP_CLAUSE, EventKind.DATA_OP, EventKind.CONSTRUCT_BEGIN,
+                                  EventKind.WIN_CREATE])
+    ranges = _ranges(log, control, variable, addr, size, rank)
+    session = VsmSession.for_control(read_control_events(log))
+    stop = log.num_events if at is None else int(at) + 1
+    if not 0 < stop <= log.num_events:
+        raise ValueError(f"at={at} is not an event of this log (seq 0..{log.num_events - 1})")
+    offset = 0
+    for batch in log.batches():
+        n = len(batch["kind"])
+        if offset >= stop:
+            break
+        take = min(n, stop - offset)
+        session.apply(batch if take == n else {k: v[:take] for k, v in batch.items()}, base=offset)
+        offset += n
+    st = session.static
+    devices = [int(d) for d in st.devices]
+    parts = []
+    for r, lo, hi in ranges.iter_rows():
+        addrs = np.arange(int(lo), int(hi), dtype=np.int64)
+        keys = (np.int64(r) << np.int64(K.SHIFT)) | addrs
+        seg = np.searchsorted(st.tr_lo, keys, side="right") - 1
+        ok = (seg >= 0) & (keys < st.tr_hi[np.maximum(seg, 0)]) if len(st.tr_lo) else np.zeros(len(keys), bool)
+        idx = np.where(ok, st.tr_base[np.maximum(seg, 0)] + (keys - st.tr_lo[np.maximum(seg, 0)]), 0) \
+            if len(st.tr_lo) else np.zeros(len(keys), dtype=np.int64)
+        bits = np.where(ok, session.shadow[idx].astype(np.int64) if len(session.shadow) else 0, -1)
+        change = np.flatnonzero(np.concatenate(([True], bits[1:] != bits[:-1])))
+        ends = np.concatenate((change[1:], [len(bits)]))
+        run = bits[change]
+        cols = {
+            "rank": np.full(len(change), r, dtype=np.int32), "host_begin": (addrs[change]).astype(np.uint64),
+            "host_end": (addrs[ends - 1] + 1).astype(np.uint64), "offset": change.astype(np.int64),
+            "bytes": (ends - change).astype(np.int64), "tracked": run >= 0,
+            "ov_valid": (run < 0) | ((run & K.OVV) != 0), "ov_init": (run < 0) | ((run & K.OVI) != 0),
+        }
+        for i, d in enumerate(devices):
+            cols[f"cv{d}_valid"] = (run >= 0) & ((run & (4 << (2 * i))) != 0)
+            cols[f"cv{d}_init"] = (run >= 0) & ((run & (8 << (2 * i))) != 0)
+        parts.append(pl.DataFrame(cols))
+    out = pl.concat(parts) if parts else pl.DataFrame(schema={k: v for k, v in STATE_SCHEMA.items() if k != "state"})
+    return out.with_columns(_state_text(devices).alias("state")).select(
+        *[c for c in STATE_SCHEMA if c != "state"], *[c for c in out.columns if c.startswith("cv")], "state")
+
+
+def _state_text(devices: list[int]) -> pl.Expr:
+    """``OV valid, CV0 stale`` style wording of one run of bytes."""
+    def copy(valid: str, init: str, label: str) -> pl.Expr:
+        return (pl.when(pl.col(valid)).then(pl.lit(f"{label} valid"))
+                .when(pl.col(init)).then(pl.lit(f"{label} stale"))
+                .otherwise(pl.lit(f"{label} uninitialised")))
+    parts = [copy("ov_valid", "ov_init", "OV")] + [copy(f"cv{d}_valid", f"cv{d}_init", f"CV{d}") for d in devices]
+    return (pl.when(~pl.col("tracked")).then(pl.lit("never mapped (host copy valid)"))
+            .otherwise(pl.concat_str(parts, separator=", ")))

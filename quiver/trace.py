@@ -170,6 +170,14 @@ class Trace:
         from quiver.history import operation_history
         return operation_history(self.log, variable=variable, addr=addr, size=size, rank=rank)
 
+    def vsm_state(self, variable: str | None = None, *, at: int | None = None, addr: int | None = None,
+                  size: int = 1, rank: int | None = None) -> pl.DataFrame:
+        """Validity of every byte of a variable (or address range) after event ``at`` (a ``seq``;
+        end of the run when None): OV valid/initialised and CV valid/initialised per device, as the
+        mapping checker sees it, one row per run of bytes in the same state."""
+        from quiver.history import vsm_state
+        return vsm_state(self.log, variable=variable, addr=addr, size=size, rank=rank, at=at)
+
     def __repr__(self) -> str:
         return f"<quiver.Trace {self.log.path} program={self.run.get('program')!r} events={self.log.num_events}>"
 

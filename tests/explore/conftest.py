@@ -94,3 +94,30 @@ def saxpy_log(tmp_path):
 @pytest.fixture
 def listing_log(tmp_path):
     return listing_5_3_log(tmp_path / "listing53.arrow")
+
+
+def rma_log(path):
+    """Two ranks, one window: rank 0 puts 8 bytes into rank 1 between two fences, rank 1 reads it
+    afterwards; rank 1 also gets from rank 0 under a lock."""
+    from quiver.formats import MpiSyncKind, RmaOp
+    f = "rma.c"
+    b = LogBuilder(program="./rma", ranks=2)
+    for r in (0, 1):
+        b.win_create(r, 0, 0x5000, 64, site=(f, 10, "main"))
+    for r in (0, 1):
+        b.mpi_sync(r, MpiSyncKind.FENCE, 0, site=(f, 12, "main"))
+    b.rma(0, RmaOp.PUT, 0, 1, 16, 8, origin_addr=0x7000, site=(f, 14, "main"))
+    for r in (0, 1):
+        b.mpi_sync(r, MpiSyncKind.FENCE, 0, site=(f, 16, "main"))
+    b.access(0x5010, 8, rank=1, site=(f, 18, "main"))
+    b.mpi_sync(1, MpiSyncKind.LOCK, 0, target=0, lock_type=2, site=(f, 20, "main"))
+    b.rma(1, RmaOp.GET, 0, 0, 0, 4, origin_addr=0x7100, site=(f, 21, "main"))
+    b.mpi_sync(1, MpiSyncKind.UNLOCK, 0, target=0, site=(f, 22, "main"))
+    for r in (0, 1):
+        b.win_free(r, 0, site=(f, 24, "main"))
+    return b.write(path)
+
+
+@pytest.fixture
+def mpi_log(tmp_path):
+    return rma_log(tmp_path / "rma.arrow")
