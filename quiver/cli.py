@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
-from typer._click import exceptions as click
 import typer
+from typer._click import exceptions as click
 
 from quiver.formats import LogFormatError
 

@@ -57,7 +57,7 @@ def test_export_is_deterministic_and_chrome_is_the_same_json(saxpy_log, tmp_path
     c = tmp_path / "c.json"
     assert run_trace("export", saxpy_log, "--to", "chrome", "-o", c, "--no-findings").returncode == 0
     assert a.read_bytes() == b.read_bytes()
-    strip = lambda p: json.loads(p.read_text())["traceEvents"]  # noqa: E731
+    strip = lambda p: json.loads(p.read_text())["traceEvents"]
     assert strip(a) == strip(c)
 
 
