@@ -40,6 +40,7 @@ F_AUX_STR = 0x1
 F_AUX2_STR = 0x2
 F_PC_RET = 0x4
 F_ID2_STR = 0x8
+F_NAME_INT = 0x10
 
 _EV_RE = re.compile(r"^r(\d+)\.t(\d+)\.ev$")
 

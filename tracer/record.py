@@ -61,11 +61,23 @@ def is_instrumented(path: Path | None) -> bool:
         return False
 
 
+def links_mpi_tracer(path: Path | None) -> bool:
+    """Built with `trace mpicc`: the binary needs libquiver_mpi.so."""
+    if path is None or not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF" and b"libquiver_mpi.so" in f.read()
+    except OSError:
+        return False
+
+
 def tracer_env(raw_dir: Path, libdir: Path, mpi: bool, base: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
-    libs = [str(libdir / f"lib{n}.so") for n in PRELOAD]
-    if mpi:
+    libs = []
+    if mpi:  # first: its load/store callbacks watch window memory and pass other accesses on
         libs += [str(libdir / f"lib{n}.so") for n in PRELOAD_MPI if (libdir / f"lib{n}.so").exists()]
+    libs += [str(libdir / f"lib{n}.so") for n in PRELOAD]
     if env.get("LD_PRELOAD"):
         libs.append(env["LD_PRELOAD"])
     env["LD_PRELOAD"] = ":".join(libs)
@@ -128,7 +140,7 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
                "(constructs and data movement are recorded)")
         warnings.append(msg)
         warn(msg)
-    env = tracer_env(raw, libdir, mpi=bool(ranks))
+    env = tracer_env(raw, libdir, mpi=bool(ranks) or links_mpi_tracer(prog))
     cmd = [*launcher_prefix(ranks, launcher), *argv]
     try:
         code = run_program(cmd, env)

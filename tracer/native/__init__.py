@@ -44,6 +44,9 @@ LIBS: list[NativeLib] = [
     NativeLib("quiver_rt", ["qv_buffer.c"], ldlibs=["-lpthread"]),
     NativeLib("quiver_omp", ["qv_omp.c", "qv_access.c", "qv_alloc.c"], deps=["quiver_rt"],
               ldlibs=["-ldl", "-lpthread"]),
+    # PMPI tracer (tracer/native/mpi/): built with the MPI compiler wrapper, skipped without MPI
+    NativeLib("quiver_mpi", ["mpi/qv_mpi.c", "mpi/qv_mpi_access.c"], deps=["quiver_rt"],
+              ldlibs=["-ldl", "-lpthread"], cc=os.environ.get("QUIVER_MPICC", "mpicc.mpich"), optional=True),
 ]
 
 

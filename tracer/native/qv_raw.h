@@ -47,6 +47,7 @@ extern "C" {
 #define QV_F_AUX2_STR 0x2    /* aux2 holds a string id (MAP_CLAUSE clause text) */
 #define QV_F_PC_RET 0x4      /* pc is a return address: symbolise pc-1 */
 #define QV_F_ID2_STR 0x8     /* id2 holds a string id */
+#define QV_F_NAME_INT 0x10   /* name holds an integer code, not a string id (RMA: MPI_Op code) */
 
 typedef struct qv_event {
   int64_t time_ns;  /* CLOCK_MONOTONIC ns; qv_emit stamps it when 0 */

@@ -11,6 +11,7 @@
  * creation), so they are the same on every rank.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -1018,7 +1019,9 @@ static void after_init(void) {
   qv_set_rank(rank);
   if (!qv_init()) return;
   PMPI_Comm_group(MPI_COMM_WORLD, &g_world_group);
-  qv_set_crash_hook(qvm_runs_flush);
+  qvm_access_init();
+  /* one crash hook per process: keep the OpenMP tracer's when it is loaded */
+  if (!dlsym(RTLD_DEFAULT, "qv_runs_flush")) qv_set_crash_hook(qvm_runs_flush);
   qv_info_i64("mpi_rank", rank);
   qv_info_i64("mpi_size", size);
   qv_info("mpi_tracer", "quiver-pmpi");

@@ -10,6 +10,7 @@
  * first, so accesses keep their place between MPI calls in the log.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -19,6 +20,13 @@
 #include "qv_mpi_int.h"
 
 int qvm_on;
+
+/* The OpenMP tracer's access entry point, when it is loaded too: accesses this library does
+ * not watch are handed to it (with the program's PC), so hybrid programs lose nothing. */
+typedef void (*qvm_next_fn)(uintptr_t, uintptr_t, int, uintptr_t);
+static qvm_next_fn g_next;
+
+void qvm_access_init(void) { g_next = (qvm_next_fn)dlsym(RTLD_DEFAULT, "qv_access_range"); }
 
 /* ---- published ranges ---- */
 
@@ -220,7 +228,11 @@ static inline void run_start(qvm_run *r, uintptr_t a, uintptr_t n, int w, uintpt
 }
 
 static inline void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
-  if (!tracked(a, n) || t_acc.in_tool) return;
+  if (!tracked(a, n)) {
+    if (g_next) g_next(a, n, w, pc);
+    return;
+  }
+  if (t_acc.in_tool) return;
   qvm_run *victim = NULL;
   for (int i = 0; i < QVM_RUN_SLOTS; i++) {
     qvm_run *r = &t_acc.runs[i];
@@ -254,3 +266,10 @@ QVM_CB(store, 2, uint16_t, 1)
 QVM_CB(store, 4, uint32_t, 1)
 QVM_CB(store, 8, uint64_t, 1)
 QVM_CB(store, 16, __int128, 1)
+
+/* Not used with func,trace-loads,trace-stores, but harmless if a build adds trace-pc-guard. */
+__attribute__((visibility("default"), weak)) void __sanitizer_cov_trace_pc_guard_init(uint32_t *a, uint32_t *b) {
+  (void)a;
+  (void)b;
+}
+__attribute__((visibility("default"), weak)) void __sanitizer_cov_trace_pc_guard(uint32_t *g) { (void)g; }
