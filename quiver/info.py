@@ -25,7 +25,8 @@ def log_summary(log: EventLog, _events: Any = None) -> dict[str, Any]:
         pairs = np.unique(np.stack([batch["rank"].astype(np.int64), batch["thread"].astype(np.int64)]), axis=1)
         threads.update(zip(pairs[0].tolist(), pairs[1].tolist()))
         ranks.update(np.unique(batch["rank"]).tolist())
-        dev = batch["device"]
+        # `device` is an OpenMP device only for OpenMP kinds (RMA reuses the column for a datatype size)
+        dev = batch["device"][batch["kind"] < int(EventKind.WIN_CREATE)]
         devices.update(np.unique(dev[dev >= 0]).tolist())
     run = log.run
     return {
