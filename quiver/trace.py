@@ -162,6 +162,18 @@ class Trace:
                             to_ns=to_ns)
         return tl.slices.join(tl.tracks.select("rank", "tid", "track"), on=["rank", "tid"], how="left")
 
+    def plot_timeline(self, ax: Any = None, *, ranks: Iterable[int] | None = None, from_ns: int | None = None,
+                      to_ns: int | None = None, title: str | None = None, findings: list | bool = False) -> Any:
+        """Draw the timeline with matplotlib: a row per host thread, device queue and RMA window;
+        kernels, copies and RMA calls (arrows from origin to target), synchronisation ticks, and
+        ``findings`` as red crosses (True: run the default checkers). Returns the axes."""
+        from quiver.export_plot import plot_timeline
+        from quiver.export_timeline import build_timeline
+        found = self.check() if findings is True else (findings or None)
+        tl = build_timeline(self.log, ranks=list(ranks) if ranks is not None else None, from_ns=from_ns,
+                            to_ns=to_ns, findings=found)
+        return plot_timeline(tl, ax, title=title)
+
     def history(self, variable: str | None = None, *, addr: int | None = None, size: int = 1,
                 rank: int | None = None) -> pl.DataFrame:
         """Every operation on one variable (by name) or one host address range, in log order:
