@@ -202,8 +202,13 @@ CATEGORIES = [
 
 
 def _bytes(n: int) -> str:
-    from quiver.info import _human_bytes
-    return f"{n} B" if n < 10 * 1024 else f"{_human_bytes(n)} ({n} B)"
+    """Exact and readable: ``400 B``, ``32 KiB``, ``1.5 MiB = 1572864 B``."""
+    if n < 10 * 1024:
+        return f"{n} B"
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n // size} {unit}" if n % size == 0 else f"{n / size:.1f} {unit} = {n} B"
+    return f"{n} B"
 
 
 def _entry(row: dict, cat: Category) -> str | None:
