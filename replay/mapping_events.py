@@ -12,7 +12,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
-
 from quiver.formats import COLUMN_NAMES, EventKind, EventLog
 
 CONTROL_KINDS = np.array([int(k) for k in (

@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from quiver.formats import AccessFlag, DataOpKind, EventKind, MapType
 
 from .mapping_events import (
@@ -253,8 +252,8 @@ class Oracle:
         if cands:
             for c in cands:
                 best = None
-                for e in self.live(rank, d):
-                    if e.host <= c["host"] < e.host + e.size and (best is None or e.create > best.create):
+                for e in self.live(rank, d):   # the newest live mapping holding the clause's first byte
+                    if e.host <= c["host"] < e.host + e.size:
                         best = e
                 if best is not None and all(best is not p[0] for p in picked):
                     obj = c["object"] or (best.clause["object"] if best.clause else None)
@@ -262,7 +261,6 @@ class Oracle:
         else:
             for e in self.live(rank, d):
                 picked.append((e, e.clause["object"] if e.clause else None))
-            picked.sort(key=lambda p: p[0].create)
         out = []
         for e, obj in picked:
             lo, hi = e.dev - e.size, e.dev + 2 * e.size
@@ -326,12 +324,13 @@ class Oracle:
                         break
             i = j
 
-    def run(self, events: list[dict]) -> list[Detection]:
-        made = [ev for ev in events if ev["kind"] == EventKind.DATA_OP and ev["device"] >= 0
+    def run(self, events: list[dict], log: list[dict]) -> list[Detection]:
+        """Apply ``events`` in order; devices, tracked bytes and clauses come from the whole ``log``."""
+        made = [ev for ev in log if ev["kind"] == EventKind.DATA_OP and ev["device"] >= 0
                 and ev["op"] in (DataOpKind.ALLOC, DataOpKind.ASSOCIATE)]
-        self.all_devices = {ev["device"] for ev in events if ev["kind"] == EventKind.DATA_OP and ev["device"] >= 0}
+        self.all_devices = {ev["device"] for ev in log if ev["kind"] == EventKind.DATA_OP and ev["device"] >= 0}
         self.tracked = {(ev["rank"], a) for ev in made for a in range(ev["addr"], ev["addr"] + ev["size"])}
-        for ev in events:
+        for ev in log:
             if ev["kind"] == EventKind.MAP_CLAUSE:
                 self.clauses.setdefault((ev["rank"], ev["id"]), []).append(
                     {"event": ev["g"], "host": ev["addr"], "size": ev["size"], "name": ev["name"], "object": None})
@@ -389,9 +388,9 @@ def _state4(state: dict, device: int) -> int:
 
 def oracle_detections(columns: Mapping[str, np.ndarray], order: Sequence[int] | None = None) -> list[Detection]:
     """Detections for an in-memory column set applied in row order (or ``order``)."""
-    rows = list(range(len(columns["kind"]))) if order is None else [int(i) for i in order]
     names = ("kind", "rank", "device", "loc", "addr", "addr2", "size", "id", "op", "name", "aux")
-    events = [{"g": r, **{c: int(columns[c][r]) for c in names}} for r in rows]
+    log = [{"g": r, **{c: int(columns[c][r]) for c in names}} for r in range(len(columns["kind"]))]
+    rows = list(range(len(log))) if order is None else [int(i) for i in order]
     o = Oracle()
     o.order = {r: i for i, r in enumerate(rows)}
-    return o.run(events)
+    return o.run([log[r] for r in rows], log)

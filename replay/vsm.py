@@ -40,7 +40,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from quiver.formats import DataOpKind, EventKind, EventLog, LogFormatError
 
 from . import vsm_kernel as K

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-
 from quiver.formats import AccessFlag, DataOpKind, EventKind, MapType
 
 SHIFT = 48
@@ -182,8 +181,7 @@ def _record(fd, fd_hash, ctr, fk, rk, di, loc, kx, e, clause_ev, g, host, dev, s
             if fd[i, F_LASTEV] != g:
                 fd[i, F_OCC] += 1
                 fd[i, F_LASTEV] = g
-            if last_host > fd[i, F_LASTHOST]:
-                fd[i, F_LASTHOST] = last_host
+            fd[i, F_LASTHOST] = max(fd[i, F_LASTHOST], last_host)
             return
         slot = (slot + 1) & mask
 
@@ -203,7 +201,7 @@ def _entry_key(en, cl, e):
 def _latest_entry(en, ctr, key):
     """(entry, end of the key range where it stays the latest) of the newest mapping covering key."""
     n = ctr[C_NENT]
-    if ctr[C_LE_N] == n and ctr[C_LE_LO] <= key and key < ctr[C_LE_HI]:
+    if ctr[C_LE_N] == n and ctr[C_LE_LO] <= key < ctr[C_LE_HI]:
         return ctr[C_LE_E], ctr[C_LE_HI]
     lo = np.int64(-1)
     hi = BIG
@@ -211,7 +209,7 @@ def _latest_entry(en, ctr, key):
     for e in range(n - 1, -1, -1):
         h0 = en[e, EN_HOST]
         h1 = h0 + en[e, EN_SIZE]
-        if h0 <= key and key < h1:
+        if h0 <= key < h1:
             res = e
             lo = max(lo, h0)
             hi = min(hi, h1)
@@ -246,7 +244,7 @@ def _clause_of(cl, clk_keys, clk_rows, ckey, hk, name):
     by_name = -1
     while i < n and clk_keys[i] == ckey:
         c = clk_rows[i]
-        if cl[c, CL_HOST] <= hk and hk < cl[c, CL_HOST] + cl[c, CL_SIZE]:
+        if cl[c, CL_HOST] <= hk < cl[c, CL_HOST] + cl[c, CL_SIZE]:
             return c
         if by_name < 0 and name >= 0 and cl[c, CL_NAME] == name:
             by_name = c
@@ -274,8 +272,7 @@ def _windows(cl, clk_keys, clk_rows, en, lv_en, ctr, win, ckey, rk, di, ndev):
             best = -1
             for j in range(n_live):
                 e = lv_en[j]
-                if (en[e, EN_RANK] == rk and en[e, EN_DI] == di and en[e, EN_HOST] <= hk
-                        and hk < en[e, EN_HOST] + en[e, EN_SIZE] and e > best):
+                if (en[e, EN_RANK] == rk and en[e, EN_DI] == di and en[e, EN_HOST] <= hk < en[e, EN_HOST] + en[e, EN_SIZE] and e > best):
                     best = e
             if best >= 0:
                 dup = False
@@ -391,6 +388,7 @@ def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base
         olo, ohi = _live_alloc(al_lo, al_hi, ctr, hk)
         cl[r, CL_OBJLO] = olo
         cl[r, CL_OBJHI] = ohi
+        ctr[C_GEN] += 1  # overflow windows depend on clause objects
         if (ct[c, CT_OP] & M_NO_DATA) == 0:
             _section_overflow(fd, fd_hash, ctr, g, rk, ct[c, CT_DI], ct[c, CT_LOC], g, ct[c, CT_NAME], hk, size,
                               olo, ohi)
@@ -520,7 +518,7 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
             key = (rk << SHIFT) | a
             end = key + sz
             while key < end:
-                if c_tr >= 0 and tr_lo[c_tr] <= key and key < tr_hi[c_tr]:
+                if c_tr >= 0 and tr_lo[c_tr] <= key < tr_hi[c_tr]:
                     s0 = tr_base[c_tr] + (key - tr_lo[c_tr])
                     run_end = tr_hi[c_tr]
                 else:
@@ -565,7 +563,7 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
                 e = -1
                 if c_lv >= 0:
                     e0 = lv_en[c_lv]
-                    if lv_key[c_lv] <= key and key < lv_key[c_lv] + en[e0, EN_SIZE]:
+                    if lv_key[c_lv] <= key < lv_key[c_lv] + en[e0, EN_SIZE]:
                         e = e0
                 if e < 0:
                     i, e = _find_live(lv_key, lv_en, en, ctr[C_NLIVE], key)

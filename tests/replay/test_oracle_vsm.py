@@ -1,0 +1,130 @@
+"""The numba VSM and the pure-Python oracle give identical detections on random builder logs."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from quiver.formats import ConstructKind, DataOpKind, LogBuilder, MapType
+from quiver.replay.oracle import oracle_detections
+from quiver.replay.vsm import run_vsm
+
+HOST_VARS = [(0x1000, 24), (0x1018, 16), (0x2000, 32)]   # two adjacent, one apart
+DEV_BASES = [0x9000, 0x9040, 0x9028]
+SITES = [("r.c", line, "main") for line in range(10, 16)]
+
+host_range = st.tuples(st.integers(0, 2), st.integers(-4, 36), st.integers(1, 12))
+dev_range = st.tuples(st.sampled_from([0, 0, 1, 1, 2]), st.integers(-4, 20), st.integers(1, 12))
+
+device_no = st.sampled_from([0, 0, 0, 1])
+map_op = st.tuples(st.just("map"), st.integers(0, 2), st.integers(0, 8), st.sampled_from([0, 0, 1, 1, 2]), st.integers(1, 24),
+                   st.booleans(), device_no)
+device_op = st.tuples(st.just("device"), dev_range, st.booleans(), st.integers(0, 5), device_no)
+# stale patterns: copy in, write on one side, read on the other (with the CV released or not)
+scenario_op = st.tuples(st.just("scenario"), st.integers(0, 2), st.integers(0, 8), st.sampled_from([0, 1, 2]),
+                        st.integers(1, 16), device_no, st.booleans(), st.booleans())
+op = st.one_of(
+    map_op, map_op, device_op, device_op, device_op, scenario_op,
+    # map / unmap: the data ops a runtime emits for one clause (alloc + copy-in, copy-out + delete)
+    st.tuples(st.just("unmap"), st.integers(0, 2), st.integers(0, 8), st.sampled_from([0, 0, 1, 1, 2]), st.integers(1, 24),
+              st.booleans(), st.integers(0, 1)),
+    st.tuples(st.just("alloc"), st.integers(0, 2), st.integers(-8, 8), st.integers(1, 48)),
+    st.tuples(st.just("free"), st.integers(0, 2)),
+    st.tuples(st.just("construct"), st.lists(st.tuples(st.integers(0, 2), st.integers(0, 8), st.integers(0, 40),
+                                                       st.integers(0, 15)), min_size=0, max_size=3)),
+    st.tuples(st.just("dataop"), st.sampled_from([1, 1, 2, 2, 3, 3, 4, 5, 6]), st.integers(0, 2),
+              st.integers(0, 8), st.integers(0, 2), st.integers(0, 24), st.integers(0, 1), st.integers(-2, 2)),
+    st.tuples(st.just("host"), host_range, st.booleans(), st.integers(0, 5)),
+    device_op,
+)
+
+
+def build(ops: list, ranks: int = 1) -> dict[str, np.ndarray]:
+    b = LogBuilder(program="random")
+    construct = -1
+    for o in ops:
+        if o[0] == "alloc":
+            base, size = HOST_VARS[o[1]]
+            b.alloc(base + o[2], o[3], site=SITES[0])
+        elif o[0] == "free":
+            b.free(HOST_VARS[o[1]][0], site=SITES[0])
+        elif o[0] == "construct":
+            construct = b.construct_begin(ConstructKind.TARGET, site=SITES[1])
+            for i, (var, off, size, bits) in enumerate(o[1]):
+                base, _ = HOST_VARS[var]
+                b.map_clause(construct, f"v{var}", base + off, size, bits, site=SITES[2 + var], index=i,
+                             text=f"v{var}[{off}:{size}]")
+        elif o[0] in ("map", "unmap"):
+            _, var, off, dev, size, copy, device = o
+            host, devaddr = HOST_VARS[var][0] + off, DEV_BASES[dev] + off
+            kinds = ([DataOpKind.ALLOC] + [DataOpKind.TRANSFER_TO] * copy if o[0] == "map"
+                     else [DataOpKind.TRANSFER_FROM] * copy + [DataOpKind.DELETE])
+            for k in kinds:
+                b.data_op(k, host, devaddr, size, construct=construct, device=device, var=f"v{var}")
+        elif o[0] == "scenario":
+            _, var, off, dev, size, device, device_writes, release = o
+            host, devaddr = HOST_VARS[var][0] + off, DEV_BASES[dev] + off
+            b.data_op(DataOpKind.ALLOC, host, devaddr, size, construct=construct, device=device)
+            b.data_op(DataOpKind.TRANSFER_TO, host, devaddr, size, construct=construct, device=device)
+            if device_writes:
+                b.access(devaddr, size, write=True, device=device, construct=construct, site=SITES[4])
+            else:
+                b.access(host, size, write=True, site=SITES[4])
+            if release:
+                b.data_op(DataOpKind.DELETE, host, devaddr, size, construct=construct, device=device)
+            if device_writes:
+                b.access(host, size, site=SITES[5])
+            else:
+                b.access(devaddr, size, device=device, construct=construct, site=SITES[5])
+        elif o[0] == "dataop":
+            _, kind, var, off, dev, size, device, slip = o
+            base, _ = HOST_VARS[var]
+            b.data_op(DataOpKind(kind), base + off, DEV_BASES[dev] + off + slip, size, construct=construct,
+                      device=device, var=f"v{var}", site=SITES[1])
+        elif o[0] == "host":
+            (var, off, size), write, line = o[1], o[2], o[3]
+            b.access(HOST_VARS[var][0] + off, size, write=write, site=SITES[line])
+        else:
+            (dev, off, size), write, line, device = o[1], o[2], o[3], o[4]
+            b.access(DEV_BASES[dev] + off, size, write=write, device=device, construct=construct,
+                     site=SITES[line])
+    cols = b.columns()
+    if ranks > 1:   # the same events on a second rank (its own address space)
+        cols = {k: np.concatenate([v, v]) for k, v in cols.items()}
+        cols["rank"][len(cols["rank"]) // 2:] = 1
+    return cols
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(op, min_size=8, max_size=50))
+def test_vsm_matches_oracle(ops):
+    cols = build(ops)
+    assert run_vsm(cols).detections == oracle_detections(cols)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(op, min_size=8, max_size=30))
+def test_vsm_matches_oracle_two_ranks(ops):
+    cols = build(ops, ranks=2)
+    assert run_vsm(cols).detections == oracle_detections(cols)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(op, min_size=8, max_size=40), st.randoms(use_true_random=False))
+def test_vsm_matches_oracle_in_any_order(ops, rnd):
+    cols = build(ops)
+    order = list(range(len(cols["kind"])))
+    rnd.shuffle(order)
+    order = order[: max(1, len(order) - rnd.randint(0, 3))]   # a subset too
+    assert run_vsm(cols, order=order).detections == oracle_detections(cols, order=order)
+
+
+def test_fixed_example_agrees_and_finds_uum():
+    ops = [("alloc", 1, 0, 16), ("construct", [(1, 0, 16, 0)]), ("dataop", 1, 1, 0, 0, 16, 0, 0),
+           ("device", (0, 0, 4), False, 3, 0)]
+    cols = build(ops)
+    dets = run_vsm(cols).detections
+    assert dets == oracle_detections(cols)
+    assert [d.kind for d in dets] == ["uum"]
+    assert MapType.TO  # the clause had no copy-in
