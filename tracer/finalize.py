@@ -265,6 +265,8 @@ def _run_metadata(raws: list[RankRaw], cols: dict[str, np.ndarray], run: dict[st
     }
     if signals:
         meta["signal"] = signals[0]
+    if any(i.get("access_limit") == "1" for i in infos):
+        meta["access_limit_reached"] = True  # QUIVER_RAW_LIMIT_MB: later accesses were dropped
     meta.update(run)
     meta.setdefault("truncated", not clean)
     meta["truncated"] = bool(meta["truncated"]) or not clean

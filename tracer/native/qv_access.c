@@ -31,11 +31,16 @@ typedef struct qv_ranges {
   uintptr_t r[]; /* lo0 hi0 lo1 hi1 ... sorted, disjoint */
 } qv_ranges;
 
-static qv_ranges *_Atomic g_ranges;
-static pthread_mutex_t g_ranges_mu = PTHREAD_MUTEX_INITIALIZER;
+typedef struct qv_rangeset {
+  qv_ranges *_Atomic cur;
+  pthread_mutex_t mu;
+} qv_rangeset;
 
-static inline int host_tracked(uintptr_t a, uintptr_t n) {
-  const qv_ranges *R = atomic_load_explicit(&g_ranges, memory_order_acquire);
+static qv_rangeset g_host = {NULL, PTHREAD_MUTEX_INITIALIZER}; /* mapped host memory */
+static qv_rangeset g_dev = {NULL, PTHREAD_MUTEX_INITIALIZER};  /* live device copies */
+
+static inline int in_ranges(qv_rangeset *set, uintptr_t a, uintptr_t n) {
+  const qv_ranges *R = atomic_load_explicit(&set->cur, memory_order_acquire);
   if (!R || a + n <= R->min || a >= R->max) return 0;
   size_t lo = 0, hi = R->n;
   while (lo < hi) { /* first range whose end is above a */
@@ -66,18 +71,18 @@ static void ranges_push(qv_ranges *R, uintptr_t lo, uintptr_t hi) {
 }
 
 /* Publish a new array; old arrays are never unmapped (readers may hold them), they are small. */
-static void ranges_publish(qv_ranges *R) {
+static void ranges_publish(qv_rangeset *set, qv_ranges *R) {
   if (R->n) {
     R->min = R->r[0];
     R->max = R->r[2 * R->n - 1];
   }
-  atomic_store_explicit(&g_ranges, R, memory_order_release);
+  atomic_store_explicit(&set->cur, R, memory_order_release);
 }
 
-void qv_track_host(uintptr_t lo, uintptr_t hi) {
+static void ranges_add(qv_rangeset *set, uintptr_t lo, uintptr_t hi) {
   if (lo >= hi) return;
-  pthread_mutex_lock(&g_ranges_mu);
-  qv_ranges *old = atomic_load(&g_ranges);
+  pthread_mutex_lock(&set->mu);
+  qv_ranges *old = atomic_load(&set->cur);
   size_t n = old ? old->n : 0;
   qv_ranges *R = ranges_alloc(n + 1 < 64 ? 64 : 2 * (n + 1));
   if (R) {
@@ -91,16 +96,16 @@ void qv_track_host(uintptr_t lo, uintptr_t hi) {
       ranges_push(R, a, b);
     }
     if (!done) ranges_push(R, lo, hi);
-    ranges_publish(R);
+    ranges_publish(set, R);
   }
-  pthread_mutex_unlock(&g_ranges_mu);
+  pthread_mutex_unlock(&set->mu);
 }
 
-void qv_untrack_host(uintptr_t lo, uintptr_t hi) {
-  const qv_ranges *cur = atomic_load(&g_ranges);
+static void ranges_remove(qv_rangeset *set, uintptr_t lo, uintptr_t hi) {
+  const qv_ranges *cur = atomic_load(&set->cur);
   if (!cur || hi <= cur->min || lo >= cur->max) return;
-  pthread_mutex_lock(&g_ranges_mu);
-  qv_ranges *old = atomic_load(&g_ranges);
+  pthread_mutex_lock(&set->mu);
+  qv_ranges *old = atomic_load(&set->cur);
   qv_ranges *R = ranges_alloc(old->n + 2);
   if (R) {
     for (size_t i = 0; i < old->n; i++) {
@@ -112,10 +117,15 @@ void qv_untrack_host(uintptr_t lo, uintptr_t hi) {
       if (a < lo) ranges_push(R, a, lo);
       if (b > hi) ranges_push(R, hi, b);
     }
-    ranges_publish(R);
+    ranges_publish(set, R);
   }
-  pthread_mutex_unlock(&g_ranges_mu);
+  pthread_mutex_unlock(&set->mu);
 }
+
+void qv_track_host(uintptr_t lo, uintptr_t hi) { ranges_add(&g_host, lo, hi); }
+void qv_untrack_host(uintptr_t lo, uintptr_t hi) { ranges_remove(&g_host, lo, hi); }
+void qv_track_device(uintptr_t lo, uintptr_t hi) { ranges_add(&g_dev, lo, hi); }
+void qv_untrack_device(uintptr_t lo, uintptr_t hi) { ranges_remove(&g_dev, lo, hi); }
 
 /* ---- kernel stacks (device side) ---- */
 
@@ -218,37 +228,43 @@ static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int
   r->seq = ++t->run_seq;
 }
 
+/* Code addresses this close are one loop body (unrolled or vectorised copies of one access). */
+#define QV_NEAR_PC 512
+
 static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
-  qv_run *s = NULL, *victim = NULL;
+  qv_run *s = NULL, *same_pc = NULL, *victim = NULL;
+  uintptr_t e = a + n;
   for (int i = 0; i < QV_RUN_SLOTS; i++) {
     qv_run *r = &t->runs[i];
     if (!r->seq) {
       if (!victim || victim->seq) victim = r;
       continue;
     }
-    if (r->pc == pc && r->write == w) {
-      s = r;
-      break;
+    if (r->write == w) {
+      uintptr_t d = pc > r->pc ? pc - r->pc : r->pc - pc;
+      if (d < QV_NEAR_PC && a <= r->hi && e >= r->lo) { /* adjacent or overlapping */
+        s = r;
+        break;
+      }
+      if (r->pc == pc) same_pc = r;
     }
     if (!victim || (victim->seq && r->seq < victim->seq)) victim = r;
   }
   if (s) {
-    uintptr_t e = a + n;
-    if (a <= s->hi && e >= s->lo) { /* adjacent or overlapping: may grow */
-      for (int i = 0; i < QV_RUN_SLOTS; i++) {
-        qv_run *o = &t->runs[i];
-        if (o == s || o->seq <= s->seq) continue;
-        if (a < o->hi && e > o->lo && (o->write || w)) goto restart;
-      }
-      if (a < s->lo) s->lo = a;
-      if (e > s->hi) s->hi = e;
-      return;
+    for (int i = 0; i < QV_RUN_SLOTS; i++) {
+      qv_run *o = &t->runs[i];
+      if (o == s || o->seq <= s->seq) continue;
+      if (a < o->hi && e > o->lo && (o->write || w)) goto restart;
     }
+    if (a < s->lo) s->lo = a;
+    if (e > s->hi) s->hi = e;
+    return;
   restart:
     run_emit(t, s);
     run_start(t, s, a, n, w, pc);
     return;
   }
+  if (same_pc) victim = same_pc; /* a new run of the same access replaces its old one */
   if (victim->seq) run_emit(t, victim);
   run_start(t, victim, a, n, w, pc);
 }
@@ -256,9 +272,11 @@ static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t
 static inline void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
   qv_tls *t = &qv_t;
   if (t->dev < 0) {
-    if (!host_tracked(a, n)) return;
-  } else if (on_kernel_stack(t, a)) {
-    return;
+    if (!in_ranges(&g_host, a, n)) return;
+  } else if (a >= t->stk_lo && a < t->stk_hi) {
+    return; /* the kernel's own locals */
+  } else if (!in_ranges(&g_dev, a, n) && on_kernel_stack(t, a)) {
+    return; /* another kernel thread's locals (shared loop bounds ...) */
   }
   run_add(t, a, n, w, pc);
 }

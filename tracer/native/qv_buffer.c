@@ -46,6 +46,11 @@ static __thread qv_tbuf *t_buf;
 static pthread_key_t g_key;
 static void (*g_crash_hook)(void);
 static _Atomic int g_finalized;
+/* Disk guard: past QUIVER_RAW_LIMIT_MB of events (default 4096), memory accesses are
+ * dropped (everything else is kept) and the run is marked with access_limit=1. */
+static uint64_t g_limit_bytes = 4096ull << 20;
+static _Atomic uint64_t g_written;
+static _Atomic int g_drop_access;
 
 /* ---- small async-signal-safe helpers ---- */
 
@@ -234,6 +239,15 @@ static void buf_write(qv_tbuf *b) {
   if (atomic_flag_test_and_set_explicit(&b->busy, memory_order_acquire)) return;
   uint32_t n = atomic_load_explicit(&b->n, memory_order_acquire);
   if (n > 0 && b->fd >= 0) write_all(b->fd, b->ev, (size_t)n * sizeof(qv_event_t));
+  if (atomic_fetch_add(&g_written, (uint64_t)n * sizeof(qv_event_t)) > g_limit_bytes &&
+      !atomic_exchange(&g_drop_access, 1)) {
+    static const char msg[] = "access_limit=1\n";
+    int fd = open_rank_file("info", O_WRONLY | O_CREAT | O_APPEND);
+    if (fd >= 0) {
+      write_all(fd, msg, sizeof msg - 1);
+      close(fd);
+    }
+  }
   atomic_store_explicit(&b->n, 0, memory_order_release);
   atomic_flag_clear_explicit(&b->busy, memory_order_release);
 }
@@ -273,6 +287,7 @@ int qv_thread_id(void) {
 void qv_emit(const qv_event_t *e) {
   qv_tbuf *b = my_buf();
   if (!b) return;
+  if (__builtin_expect(e->kind == 50, 1) && atomic_load_explicit(&g_drop_access, memory_order_relaxed)) return;
   uint32_t n = atomic_load_explicit(&b->n, memory_order_relaxed);
   if (n >= QV_BUF_EVENTS) {
     buf_write(b);
@@ -357,6 +372,8 @@ int qv_init(void) {
       __atomic_store_n(&g_state, 2, __ATOMIC_RELEASE);
     } else {
       strcpy(g_dir, dir);
+      const char *lim = getenv("QUIVER_RAW_LIMIT_MB");
+      if (lim && *lim && atoll(lim) >= 0) g_limit_bytes = (uint64_t)atoll(lim) << 20;
       mkdir(g_dir, 0755);
       if (!env_int("QUIVER_RANK", &g_rank) && !env_int("PMI_RANK", &g_rank) &&
           !env_int("OMPI_COMM_WORLD_RANK", &g_rank))

@@ -346,6 +346,7 @@ static void on_data_op_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *target_t
       e.device = dest_device_num;
       devmap_put(dst, src, bytes);
       qv_track_host(src, src + bytes);
+      qv_track_device(dst, dst + bytes);
       break;
     case 2: /* to device */
       e.addr = src;
@@ -364,6 +365,7 @@ static void on_data_op_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *target_t
       if (devmap_take(src, &host, &size)) {
         e.addr = host;
         if (!e.size) e.size = size;
+        qv_untrack_device(src, src + size);
       } else if (dst) {
         e.addr = dst;
       }

@@ -23,7 +23,7 @@ enum {
 enum { QV_C_TARGET = 1, QV_C_DATA = 2, QV_C_ENTER = 3, QV_C_EXIT = 4, QV_C_UPDATE = 5, QV_C_DATA_END = 6 };
 enum { QV_ALLOC_MALLOC = 1, QV_ALLOC_CALLOC = 2, QV_ALLOC_REALLOC = 3, QV_ALLOC_ALIGNED = 4 };
 
-#define QV_RUN_SLOTS 4
+#define QV_RUN_SLOTS 6
 #define QV_MAX_ARGS 64
 
 typedef struct qv_run {
@@ -85,6 +85,8 @@ extern int qv_rec; /* 1 while recording */
 void qv_runs_flush(qv_tls *t);
 void qv_track_host(uintptr_t lo, uintptr_t hi);
 void qv_untrack_host(uintptr_t lo, uintptr_t hi);
+void qv_track_device(uintptr_t lo, uintptr_t hi);
+void qv_untrack_device(uintptr_t lo, uintptr_t hi);
 void qv_access_range(uintptr_t a, uintptr_t n, int write, uintptr_t pc);
 void qv_device_enter(qv_tls *t, int32_t dev, int64_t construct, uintptr_t frame);
 void qv_device_leave(qv_tls *t);

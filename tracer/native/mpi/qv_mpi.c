@@ -41,6 +41,19 @@ static void emit(qv_event_t *e, uintptr_t pc) {
   qv_emit(e);
 }
 
+/* Write everything this thread recorded so far. Called around synchronising calls: when a rank
+ * crashes, the launcher kills the others while they wait in MPI, and their events must be on
+ * disk by then (one write(2) per synchronising call). */
+static void durable(void) {
+  qvm_runs_flush();
+  qv_flush_thread();
+}
+
+static void emit_durable(qv_event_t *e, uintptr_t pc) {
+  emit(e, pc);
+  qv_flush_thread();
+}
+
 /* ---------------------------------------------------------------- communicators */
 
 #define QVM_MAX_COMMS 256
@@ -253,7 +266,7 @@ static void message(int kind, int peer_world, int tag, int64_t comm_id, uintptr_
   e.id2 = peer_world;
   e.aux = tag;
   e.aux2 = comm_id;
-  emit(&e, pc);
+  emit_durable(&e, pc);
 }
 
 static void recv_done(MPI_Comm comm, const MPI_Status *st, uintptr_t pc) {
@@ -270,7 +283,7 @@ static void req_done(MPI_Request h, const MPI_Status *st, uintptr_t pc) {
     e.kind = QVM_K_MPI_REQUEST;
     e.aux2 = r.id;
     e.op = r.kind;
-    emit(&e, pc);
+    emit_durable(&e, pc);
     qvm_untrack(QVM_TAG_ORIGIN, -1, -1, r.id);
   } else if (r.kind == RQ_IRECV) {
     recv_done(r.comm, st, pc);
@@ -499,7 +512,7 @@ static void sync_event(int kind, MPI_Win win, int64_t target_world, int lock_typ
   e.id2 = target_world;
   e.aux = lock_type;
   e.name = group;
-  emit(&e, pc);
+  emit_durable(&e, pc);
 }
 
 static int64_t win_target(MPI_Win win, int rank) {
@@ -530,7 +543,7 @@ static int32_t group_string(MPI_Group g) {
 
 API int MPI_Win_fence(int assert_, MPI_Win win) {
   uintptr_t pc = RA;
-  if (ON) qvm_runs_flush();
+  if (ON) durable();
   int rc = PMPI_Win_fence(assert_, win);
   if (ON) {
     sync_event(S_FENCE, win, -1, 0, -1, pc);
@@ -541,7 +554,7 @@ API int MPI_Win_fence(int assert_, MPI_Win win) {
 
 API int MPI_Win_lock(int lock_type, int rank, int assert_, MPI_Win win) {
   uintptr_t pc = RA;
-  if (ON) qvm_runs_flush();
+  if (ON) durable();
   int rc = PMPI_Win_lock(lock_type, rank, assert_, win);
   if (ON) sync_event(S_LOCK, win, win_target(win, rank), lock_type == MPI_LOCK_EXCLUSIVE ? 1 : 2, -1, pc);
   return rc;
@@ -549,7 +562,7 @@ API int MPI_Win_lock(int lock_type, int rank, int assert_, MPI_Win win) {
 
 API int MPI_Win_unlock(int rank, MPI_Win win) {
   uintptr_t pc = RA;
-  if (ON) qvm_runs_flush();
+  if (ON) durable();
   int rc = PMPI_Win_unlock(rank, win);
   if (ON) {
     int64_t t = win_target(win, rank);
@@ -561,7 +574,7 @@ API int MPI_Win_unlock(int rank, MPI_Win win) {
 
 API int MPI_Win_lock_all(int assert_, MPI_Win win) {
   uintptr_t pc = RA;
-  if (ON) qvm_runs_flush();
+  if (ON) durable();
   int rc = PMPI_Win_lock_all(assert_, win);
   if (ON) sync_event(S_LOCK_ALL, win, -1, 2, -1, pc);
   return rc;
@@ -569,7 +582,7 @@ API int MPI_Win_lock_all(int assert_, MPI_Win win) {
 
 API int MPI_Win_unlock_all(MPI_Win win) {
   uintptr_t pc = RA;
-  if (ON) qvm_runs_flush();
+  if (ON) durable();
   int rc = PMPI_Win_unlock_all(win);
   if (ON) {
     sync_event(S_UNLOCK_ALL, win, -1, 0, -1, pc);
@@ -581,7 +594,7 @@ API int MPI_Win_unlock_all(MPI_Win win) {
 #define FLUSH_T(NAME, KIND)                                             \
   API int NAME(int rank, MPI_Win win) {                                 \
     uintptr_t pc = RA;                                                  \
-    if (ON) qvm_runs_flush();                                           \
+    if (ON) durable();                                                 \
     int rc = P##NAME(rank, win);                                        \
     if (ON) {                                                           \
       int64_t t = win_target(win, rank);                                \
@@ -596,7 +609,7 @@ FLUSH_T(MPI_Win_flush_local, S_FLUSH_LOCAL)
 #define FLUSH_A(NAME, KIND)                                             \
   API int NAME(MPI_Win win) {                                           \
     uintptr_t pc = RA;                                                  \
-    if (ON) qvm_runs_flush();                                           \
+    if (ON) durable();                                                 \
     int rc = P##NAME(win);                                              \
     if (ON) {                                                           \
       sync_event(KIND, win, -1, 0, -1, pc);                             \
@@ -609,7 +622,7 @@ FLUSH_A(MPI_Win_flush_local_all, S_FLUSH_LOCAL_ALL)
 
 API int MPI_Win_sync(MPI_Win win) {
   uintptr_t pc = RA;
-  if (ON) qvm_runs_flush();
+  if (ON) durable();
   int rc = PMPI_Win_sync(win);
   if (ON) sync_event(S_SYNC, win, -1, 0, -1, pc);
   return rc;
@@ -617,7 +630,7 @@ API int MPI_Win_sync(MPI_Win win) {
 
 API int MPI_Win_post(MPI_Group group, int assert_, MPI_Win win) {
   uintptr_t pc = RA;
-  if (ON) qvm_runs_flush();
+  if (ON) durable();
   int rc = PMPI_Win_post(group, assert_, win);
   if (ON) sync_event(S_POST, win, -1, 0, group_string(group), pc);
   return rc;
@@ -625,7 +638,7 @@ API int MPI_Win_post(MPI_Group group, int assert_, MPI_Win win) {
 
 API int MPI_Win_start(MPI_Group group, int assert_, MPI_Win win) {
   uintptr_t pc = RA;
-  if (ON) qvm_runs_flush();
+  if (ON) durable();
   int rc = PMPI_Win_start(group, assert_, win);
   if (ON) sync_event(S_START, win, -1, 0, group_string(group), pc);
   return rc;
@@ -633,7 +646,7 @@ API int MPI_Win_start(MPI_Group group, int assert_, MPI_Win win) {
 
 API int MPI_Win_complete(MPI_Win win) {
   uintptr_t pc = RA;
-  if (ON) qvm_runs_flush();
+  if (ON) durable();
   int rc = PMPI_Win_complete(win);
   if (ON) {
     sync_event(S_COMPLETE, win, -1, 0, -1, pc);
@@ -644,7 +657,7 @@ API int MPI_Win_complete(MPI_Win win) {
 
 API int MPI_Win_wait(MPI_Win win) {
   uintptr_t pc = RA;
-  if (ON) qvm_runs_flush();
+  if (ON) durable();
   int rc = PMPI_Win_wait(win);
   if (ON) sync_event(S_WAIT, win, -1, 0, -1, pc);
   return rc;
@@ -652,7 +665,7 @@ API int MPI_Win_wait(MPI_Win win) {
 
 API int MPI_Win_test(MPI_Win win, int *flag) {
   uintptr_t pc = RA;
-  if (ON) qvm_runs_flush();
+  if (ON) durable();
   int rc = PMPI_Win_test(win, flag);
   if (ON && *flag) sync_event(S_WAIT, win, -1, 0, -1, pc);
   return rc;
@@ -662,7 +675,7 @@ API int MPI_Win_test(MPI_Win win, int *flag) {
 
 API int MPI_Win_create(void *base, MPI_Aint size, int du, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
   uintptr_t pc = RA;
-  if (ON) qvm_runs_flush();
+  if (ON) durable();
   int rc = PMPI_Win_create(base, size, du, info, comm, win);
   if (ON && rc == MPI_SUCCESS) win_register(*win, comm, base, size, du, FL_CREATE, pc);
   return rc;
@@ -670,7 +683,7 @@ API int MPI_Win_create(void *base, MPI_Aint size, int du, MPI_Info info, MPI_Com
 
 API int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint du, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
   uintptr_t pc = RA;
-  if (ON) qvm_runs_flush();
+  if (ON) durable();
   int rc = PMPI_Win_create_c(base, size, du, info, comm, win);
   if (ON && rc == MPI_SUCCESS) win_register(*win, comm, base, size, du, FL_CREATE, pc);
   return rc;
@@ -679,7 +692,7 @@ API int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint du, MPI_Info info, 
 #define WALLOC(NAME, DU, FLAVOR)                                                                    \
   API int NAME(MPI_Aint size, DU du, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {   \
     uintptr_t pc = RA;                                                                              \
-    if (ON) qvm_runs_flush();                                                                       \
+    if (ON) durable();                                                                             \
     int rc = P##NAME(size, du, info, comm, baseptr, win);                                           \
     if (ON && rc == MPI_SUCCESS) win_register(*win, comm, *(void **)baseptr, size, du, FLAVOR, pc); \
     return rc;                                                                                      \
@@ -691,7 +704,7 @@ WALLOC(MPI_Win_allocate_shared_c, MPI_Aint, FL_SHARED)
 
 API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
   uintptr_t pc = RA;
-  if (ON) qvm_runs_flush();
+  if (ON) durable();
   int rc = PMPI_Win_create_dynamic(info, comm, win);
   if (ON && rc == MPI_SUCCESS) win_register(*win, comm, NULL, 0, 1, FL_DYNAMIC, pc);
   return rc;
@@ -748,12 +761,12 @@ API int MPI_Win_detach(MPI_Win win, const void *base) {
 API int MPI_Win_free(MPI_Win *win) {
   uintptr_t pc = RA;
   if (ON) {
-    qvm_runs_flush();
+    durable();
     qvm_win *w = win_info(*win);
     qv_event_t e = QV_EVENT_INIT;
     e.kind = QVM_K_WIN_FREE;
     e.id = w ? w->id : -1;
-    emit(&e, pc);
+    emit_durable(&e, pc);
     if (w) {
       qvm_untrack(QVM_TAG_ORIGIN, w->id, -1, -1);
       qvm_untrack(QVM_TAG_WINDOW, w->id, -1, -1);
@@ -772,7 +785,7 @@ API int MPI_Win_free(MPI_Win *win) {
 API int MPI_Wait(MPI_Request *req, MPI_Status *st) {
   uintptr_t pc = RA;
   if (!ON || !atomic_load_explicit(&g_nreqs, memory_order_relaxed)) return PMPI_Wait(req, st);
-  qvm_runs_flush();
+  durable();
   MPI_Request h = *req;
   MPI_Status tmp;
   if (st == MPI_STATUS_IGNORE) st = &tmp;
@@ -784,7 +797,7 @@ API int MPI_Wait(MPI_Request *req, MPI_Status *st) {
 API int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st) {
   uintptr_t pc = RA;
   if (!ON || !atomic_load_explicit(&g_nreqs, memory_order_relaxed)) return PMPI_Test(req, flag, st);
-  qvm_runs_flush();
+  durable();
   MPI_Request h = *req;
   MPI_Status tmp;
   if (st == MPI_STATUS_IGNORE) st = &tmp;
@@ -808,7 +821,7 @@ static int reqset_begin(qvm_reqset *s, int n, const MPI_Request *reqs, MPI_Statu
   int any = 0;
   for (int i = 0; i < n && !any; i++) any = req_peek_kind(reqs[i]) != 0;
   if (!any) return 0;
-  qvm_runs_flush();
+  durable();
   s->h = malloc(sizeof(MPI_Request) * (size_t)n);
   memcpy(s->h, reqs, sizeof(MPI_Request) * (size_t)n);
   if (st && *st == MPI_STATUSES_IGNORE) {
@@ -891,7 +904,7 @@ SOME(MPI_Testsome)
 
 static void send_event(MPI_Comm comm, int dest, int tag, uintptr_t pc) {
   if (dest < 0) return;
-  qvm_runs_flush();
+  durable();
   qvm_comm *c = comm_info(comm);
   message(M_SEND, world_of(comm, dest), tag, c ? c->id : -1, pc);
 }
@@ -923,7 +936,7 @@ ISEND(MPI_Issend, int)
   API int NAME(void *buf, CNT n, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st) {    \
     uintptr_t pc = RA;                                                                                  \
     if (!ON) return P##NAME(buf, n, dt, src, tag, comm, st);                                            \
-    qvm_runs_flush();                                                                                   \
+    durable();                                                                                          \
     MPI_Status tmp;                                                                                     \
     if (st == MPI_STATUS_IGNORE) st = &tmp;                                                             \
     int rc = P##NAME(buf, n, dt, src, tag, comm, st);                                                   \
@@ -973,7 +986,7 @@ static void collective(int kind, MPI_Comm comm, uintptr_t pc) {
 
 API int MPI_Barrier(MPI_Comm comm) {
   uintptr_t pc = RA;
-  if (ON) qvm_runs_flush();
+  if (ON) durable();
   int rc = PMPI_Barrier(comm);
   if (ON) collective(M_BARRIER, comm, pc);
   return rc;
@@ -983,7 +996,7 @@ API int MPI_Barrier(MPI_Comm comm) {
 #define ALLRED(NAME, CNT)                                                                                  \
   API int NAME(const void *sb, void *rb, CNT n, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {               \
     uintptr_t pc = RA;                                                                                     \
-    if (ON) qvm_runs_flush();                                                                              \
+    if (ON) durable();                                                                                    \
     int rc = P##NAME(sb, rb, n, dt, op, comm);                                                             \
     if (ON) collective(M_COLL, comm, pc);                                                                  \
     return rc;                                                                                             \
@@ -995,7 +1008,7 @@ ALLRED(MPI_Allreduce_c, MPI_Count)
   API int NAME(const void *sb, CNT sc, MPI_Datatype sdt, void *rb, CNT rc_, MPI_Datatype rdt,              \
                MPI_Comm comm) {                                                                            \
     uintptr_t pc = RA;                                                                                     \
-    if (ON) qvm_runs_flush();                                                                              \
+    if (ON) durable();                                                                                    \
     int rc = P##NAME(sb, sc, sdt, rb, rc_, rdt, comm);                                                     \
     if (ON) collective(M_COLL, comm, pc);                                                                  \
     return rc;                                                                                             \
