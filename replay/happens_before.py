@@ -13,9 +13,10 @@ Edges (source release -> destination acquire):
   rules of OpenMP 5; mutexinoutset/inoutset are treated as inout);
 - ``taskwait``: the end of each child task created before it -> the taskwait;
 - ``taskgroup``: the end of each task created inside it (and their descendants) -> its end;
-- barrier: every participant's arrival -> every participant, and each task ended before it -> it;
-- reuse of freed memory: release of a block -> a later allocation at the same address (the
-  allocator orders them).
+- barrier: every participant's arrival -> every participant, and each task ended before it whose
+  creator takes part -> it.
+The allocator's reuse of an address is not an ordering (another schedule gets another address);
+the race checker keys device bytes by the lifetime of their copy instead.
 A deferred target task's own events (entry copies, kernel, exit copies) are in program order in
 its context. When the log shows a destination before its source (clock skew between threads), the
 source context's current clock is used.
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
-from quiver.formats import DataOpKind, DependKind, EventKind, EventLog
+from quiver.formats import DependKind, EventKind, EventLog
 
 from .tasks import (
     SYNC_BARRIER,
@@ -351,28 +352,25 @@ def build_happens_before(log: EventLog, cols: dict[str, np.ndarray] | None = Non
         sz = size[pairs_inst]
         src.append(bar[first[pairs_inst] + k // sz])
         dst.append(bar[first[pairs_inst] + k % sz])
-        # tasks that ended before a barrier completed join the first such barrier of their rank
-        done = np.maximum.reduceat(bar, first)
-        inst_rank = rank[bar[first]].astype(np.int64)
-        sel = np.flatnonzero(deferred_with_rows & (end >= 0))
+        # a task joins the first barrier its creator's thread passes after the task ended
+        sel = np.flatnonzero(deferred_with_rows & (end >= 0) & (tm.task_creator_ctx >= 0))
         if len(sel):
-            t_rank = (tm.task_key[sel] >> 40).astype(np.int64)
             n1 = n + 1
-            ikey = inst_rank * n1 + done
-            io = np.argsort(ikey)
-            pos = np.searchsorted(ikey[io], t_rank * n1 + end[sel])
-            hit = pos < len(io)
-            hit[hit] &= ikey[io][pos[hit]] // n1 == t_rank[hit]
-            t_hit, i_hit = sel[hit], io[pos[hit]]
+            bth = tm.thread_of_row[bar].astype(np.int64)
+            bkey = bth * n1 + bar
+            bo = np.argsort(bkey)
+            creator_thread = tm.thread_of_row[tm.task_create_row[sel]].astype(np.int64)
+            pos = np.searchsorted(bkey[bo], creator_thread * n1 + end[sel])
+            hit = pos < len(bo)
+            hit[hit] &= bkey[bo][pos[hit]] // n1 == creator_thread[hit]
+            t_hit, i_hit = sel[hit], inst[bo[pos[hit]]]
             reps = size[i_hit]
             offs = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
-            src.append(np.repeat(end[t_hit], reps))
-            dst.append(bar[np.repeat(first[i_hit], reps) + offs])
-
-    # allocator reuse: a release of a block orders a later allocation at the same address
-    src_r, dst_r = _reuse_edges(cols)
-    src.append(src_r)
-    dst.append(dst_r)
+            s_t = np.repeat(end[t_hit], reps)
+            d_p = bar[np.repeat(first[i_hit], reps) + offs]
+            later = d_p > s_t
+            src.append(s_t[later])
+            dst.append(d_p[later])
 
     s = np.concatenate(src).astype(np.int64) if src else np.zeros(0, np.int64)
     d = np.concatenate(dst).astype(np.int64) if dst else np.zeros(0, np.int64)
@@ -386,24 +384,3 @@ def build_happens_before(log: EventLog, cols: dict[str, np.ndarray] | None = Non
         ctx, tm.n_ctx, np.r_[np.zeros(tm.n_threads, bool), tm.task_deferred], tm.last_row, release, d, s)
     return HappensBefore(tasks=tm, seg=seg, vc=vc, seg_chain=seg_chain, seg_idx=seg_idx, seg_ctx=seg_ctx,
                          seg_first=seg_first, edges_src=s, edges_dst=d)
-
-
-def _reuse_edges(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    kind, op = cols["kind"], cols["op"]
-    dop = kind == int(EventKind.DATA_OP)
-    dev_rel = dop & np.isin(op, [int(DataOpKind.DELETE), int(DataOpKind.DISASSOCIATE)])
-    dev_new = dop & np.isin(op, [int(DataOpKind.ALLOC), int(DataOpKind.ASSOCIATE)])
-    host_rel = kind == int(EventKind.FREE)
-    host_new = kind == int(EventKind.ALLOC)
-    rows = np.flatnonzero(dev_rel | dev_new | host_rel | host_new)
-    if len(rows) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    is_dev = dop[rows]
-    space = np.where(is_dev, cols["device"][rows].astype(np.int64) + 1, 0) + (cols["rank"][rows].astype(np.int64) << 20)
-    addr = np.where(is_dev, cols["addr2"][rows], cols["addr"][rows]).astype(np.uint64)
-    released = (dev_rel | host_rel)[rows]
-    o = np.lexsort((rows, addr, space))
-    rows, space, addr, released = rows[o], space[o], addr[o], released[o]
-    same = np.r_[False, (space[1:] == space[:-1]) & (addr[1:] == addr[:-1])]
-    pick = same & ~released & np.r_[False, released[:-1]]
-    return rows[np.flatnonzero(pick) - 1], rows[pick]

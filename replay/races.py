@@ -4,7 +4,9 @@ Why: with ``nowait`` a target task's entry copies, kernel and exit copies run be
 other target tasks; any unordered conflicting pair makes the outcome depend on the schedule
 (seed 000 Theorem 1, hypothesis 1). Operations are byte ranges of a host copy (OV) or of a device
 copy (CV): host and kernel accesses, and copies, which read one side and write the other;
-allocating or releasing a device copy counts as a write of it.
+allocating or releasing a device copy counts as a write of it. Device bytes are keyed by the lifetime
+of their copy (``device_copies``): the runtime reuses device addresses, and accesses to two copies
+that happened to share an address do not conflict.
 
 Only pairs with at least one side in a deferred target task are reported: host threads' own
 synchronisation (locks, critical, parallel fork) is not in the log, and host-only races are
@@ -23,6 +25,7 @@ from numba.typed import Dict
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog
 
 from .async_text import DEPEND_CONSTRUCTS, RowText
+from .device_copies import device_copies, space_key
 from .findings import Finding, FindingKind, Related, merge_findings
 from .happens_before import HappensBefore, build_happens_before
 from .registry import CheckOptions
@@ -30,11 +33,6 @@ from .tasks import TaskModel, build_task_model
 
 PAIR_KEY = types.UniTuple(types.int64, 4)  # (space, site, site, variable)
 COLUMNS = ("kind", "rank", "thread", "device", "loc", "addr", "addr2", "size", "id", "id2", "op", "name", "aux")
-
-
-def space_key(rank: np.ndarray, device: np.ndarray) -> np.ndarray:
-    """One memory space per (rank, host or device number)."""
-    return (rank.astype(np.int64) << 20) | (device.astype(np.int64) + 1)
 
 
 def access_records(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -223,6 +221,9 @@ def find_races(cols: dict[str, np.ndarray], hb: HappensBefore):
     """Raw race pairs: (records, a, b, bytes, count) with a/b indices into the merged records."""
     tm = hb.tasks
     recs = access_records(cols)
+    # a device byte is the same copy only within one lifetime (device addresses are reused)
+    life = device_copies(cols)
+    recs["space"] = (recs["space"] << 32) | (life.of(recs) + 1)
     seg = hb.seg[recs["row"]]
     ctx = tm.ctx[recs["row"]]
     target_ctx = tm.target_ctx
@@ -239,7 +240,7 @@ def find_races(cols: dict[str, np.ndarray], hb: HappensBefore):
     recs = {k: v[keep] for k, v in recs.items()}
     seg, ctx = seg[keep], ctx[keep]
     loc = cols["loc"][recs["row"]].astype(np.int64)
-    var = variables_of(recs["space"], recs["lo"], named_ranges(cols))
+    var = variables_of(recs["space"] >> 32, recs["lo"], named_ranges(cols))
     o = np.lexsort((recs["lo"], var, loc, recs["atomic"], recs["write"], seg, recs["space"]))
     kept, m_lo, m_hi, m_row = _merge_ranges(recs["space"], recs["lo"], recs["hi"], recs["write"], recs["atomic"],
                                             seg, loc, var, recs["row"], o)
@@ -309,14 +310,14 @@ def race_findings(log: EventLog, cols: dict[str, np.ndarray], hb: HappensBefore)
             sides.append((row, text.site(row, side="device" if dev_part else "host"),
                           text.operation(row, bool(merged["write"][r]), dev_part)))
         (row_a, site_a, op_a), (row_b, site_b, op_b) = sides
-        space = int(merged["space"][b]) & 0xFFFFF
+        space = (int(merged["space"][b]) >> 32) & 0xFFFFF
         copy = "host copy" if space == 0 else f"device copy (device {space - 1})"
         name = f"`{var}`" if var else "unnamed memory"
         message = f"data race on the {copy} of {name}: {op_b} is not ordered with {op_a}"
         fix = _fix(text, var or "", (row_a, int(merged["ctx"][a]), bool(merged["write"][a])),
                    (row_b, int(merged["ctx"][b]), bool(merged["write"][b])))
         lo = max(int(merged["lo"][a]), int(merged["lo"][b]))
-        start = _range_start(table, int(merged["space"][b]), lo)
+        start = _range_start(table, int(merged["space"][b]) >> 32, lo)
         out.append(Finding(
             kind=FindingKind.DATA_RACE, message=message, access=site_b, variable=var,
             related=[Related("other-access", site_a, op_a)], fix=fix, bytes=int(nb), occurrences=int(cnt),

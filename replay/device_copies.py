@@ -1,0 +1,132 @@
+"""Lifetimes of device copies: from the data op that allocates a CV to the one that releases it.
+
+Why: device addresses are reused (the runtime's allocator hands a released block to the next
+mapping), so "the same device byte" only means the same copy within one lifetime. The race
+checker keys device bytes by lifetime; the schedule model translates device bytes to the host bytes
+they stand for, keeps every device use inside its lifetime, and keeps the order of lifetimes that
+cover the same host bytes on one device (the runtime never maps host bytes twice on a device).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+from quiver.formats import DataOpKind, EventKind
+
+
+def space_key(rank: np.ndarray, device: np.ndarray) -> np.ndarray:
+    """One memory space per (rank, host or device number)."""
+    return (rank.astype(np.int64) << 20) | (device.astype(np.int64) + 1)
+
+
+@njit(cache=True)
+def lifetime_of(space, addr, row, l_space, l_lo, l_hi, l_alloc, l_end, max_size):
+    """Index of the device-copy lifetime holding (space, addr) at ``row`` (-1); latest alloc wins.
+
+    Lifetimes are sorted by (space, lo); only those starting within ``max_size`` below addr can hold it.
+    """
+    n = len(space)
+    out = np.full(n, -1, dtype=np.int64)
+    nl = len(l_space)
+    for i in range(n):
+        a, b = 0, nl           # first lifetime with (space, lo) > (space[i], addr[i])
+        while a < b:
+            mid = (a + b) // 2
+            if l_space[mid] < space[i] or (l_space[mid] == space[i] and l_lo[mid] <= addr[i]):
+                a = mid + 1
+            else:
+                b = mid
+        best = -1
+        j = a - 1
+        while j >= 0 and l_space[j] == space[i] and l_lo[j] > addr[i] - max_size:
+            if addr[i] < l_hi[j] and l_alloc[j] <= row[i] <= l_end[j] and (best < 0 or l_alloc[j] > l_alloc[best]):
+                best = j
+            j -= 1
+        out[i] = best
+    return out
+
+
+@njit(cache=True)
+def _present_order(space, h_lo, h_hi, alloc, release, max_size):
+    """For each lifetime, the latest earlier one of the same device over overlapping host bytes (-1).
+
+    The runtime never maps host bytes twice on one device, so that one's release must stay before this
+    one's allocation in every schedule. Lifetimes sorted by (space, h_lo).
+    """
+    n = len(space)
+    out = np.full(n, -1, dtype=np.int64)
+    for i in range(n):
+        best = -1
+        j = i - 1
+        while j >= 0 and space[j] == space[i] and h_lo[j] > h_lo[i] - max_size:
+            if h_hi[j] > h_lo[i] and alloc[j] < alloc[i] and (best < 0 or alloc[j] > alloc[best]):
+                best = j
+            j -= 1
+        j = i + 1
+        while j < n and space[j] == space[i] and h_lo[j] < h_hi[i]:
+            if alloc[j] < alloc[i] and (best < 0 or alloc[j] > alloc[best]):
+                best = j
+            j += 1
+        out[i] = best
+    return out
+
+
+@dataclass(frozen=True)
+class DeviceCopies:
+    """One entry per lifetime, sorted by (space, device begin)."""
+
+    space: np.ndarray     # space_key(rank, device)
+    lo: np.ndarray        # device begin / end
+    hi: np.ndarray
+    host: np.ndarray      # host begin it mirrors
+    alloc: np.ndarray     # row of the ALLOC / ASSOCIATE
+    end: np.ndarray       # row of the release (number of rows when never released)
+    release: np.ndarray   # row of the release, -1 when never released
+
+    def __len__(self) -> int:
+        return len(self.alloc)
+
+    def of(self, recs: dict[str, np.ndarray]) -> np.ndarray:
+        """Lifetime index of each device-side record (``races.access_records``); -1 elsewhere."""
+        out = np.full(len(recs["row"]), -1, dtype=np.int64)
+        dev = recs["device_part"]
+        if dev.any() and len(self):
+            out[dev] = lifetime_of(recs["space"][dev], recs["lo"][dev], recs["row"][dev], self.space, self.lo,
+                                   self.hi, self.alloc, self.end, int((self.hi - self.lo).max()))
+        return out
+
+    def present_edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """Release of a device copy -> the next allocation over the same host bytes on that device."""
+        if not len(self):
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        h_hi = self.host + (self.hi - self.lo)
+        o = np.lexsort((self.host, self.space))
+        prev = _present_order(self.space[o], self.host[o], h_hi[o], self.alloc[o], self.release[o],
+                              int((self.hi - self.lo).max()))
+        ok = prev >= 0
+        rel = self.release[o][prev[ok]]
+        has = rel >= 0
+        return rel[has], self.alloc[o][ok][has]
+
+
+def device_copies(cols: dict[str, np.ndarray]) -> DeviceCopies:
+    """Pair each ALLOC/ASSOCIATE with the next DELETE/DISASSOCIATE at the same device address."""
+    kind, op = cols["kind"], cols["op"]
+    dop = kind == int(EventKind.DATA_OP)
+    new = dop & np.isin(op, [int(DataOpKind.ALLOC), int(DataOpKind.ASSOCIATE)])
+    rel = dop & np.isin(op, [int(DataOpKind.DELETE), int(DataOpKind.DISASSOCIATE)])
+    rows = np.flatnonzero(new | rel)
+    space = space_key(cols["rank"][rows], cols["device"][rows])
+    addr = cols["addr2"][rows].astype(np.int64)
+    o = np.lexsort((rows, addr, space))
+    rows, space, addr = rows[o], space[o], addr[o]
+    is_new = new[rows]
+    nxt_same = np.r_[(space[1:] == space[:-1]) & (addr[1:] == addr[:-1]) & ~is_new[1:], False]
+    a = np.flatnonzero(is_new)
+    end = np.where(nxt_same[a], rows[np.minimum(a + 1, len(rows) - 1)], len(kind)).astype(np.int64)
+    r = rows[a]
+    return DeviceCopies(space=space[a], lo=addr[a], hi=addr[a] + cols["size"][r].astype(np.int64),
+                        host=cols["addr"][r].astype(np.int64), alloc=r.astype(np.int64), end=end,
+                        release=np.where(nxt_same[a], end, -1).astype(np.int64))

@@ -1,0 +1,207 @@
+"""`schedules` checker: mapping issues of every `nowait` schedule, not only the one that ran.
+
+Why: the VSM on the recorded run sees one interleaving. Seed 000 Theorem 1 says a program is free
+of mapping issues in every schedule iff it is race-free (``races.py``) and VSM-clean when every
+asynchronous kernel runs synchronously. We go further and replay the VSM (``vsm.VsmSession``, the
+mapping checker's own engine) on each distinct schedule of the deferred target tasks between their
+launch and their synchronisation (``schedule_model`` + ``por``), the synchronous one first, and
+report the issues that only some schedules show ("in k of n schedules"), each with one witness
+schedule in source terms and whether the recorded run showed it. Issues every schedule shows are
+the mapping checker's; they are repeated here only when the recorded run did not show them.
+
+Cost: one VSM replay per schedule over the events after the first launch (the common prefix is
+replayed once and forked); at most ``CheckOptions.max_schedules`` schedules (default 64).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from quiver.formats import EventKind, EventLog
+
+from .async_text import RowText
+from .findings import Finding, Related
+from .happens_before import build_happens_before
+from .mapping_events import Detection, control_events_from_columns
+from .por import enumerate_schedules
+from .registry import CheckOptions
+from .schedule_model import ScheduleModel, build_schedule_model
+from .tasks import build_task_model
+from .vsm import VsmSession, run_vsm
+
+
+def detection_key(d: Detection) -> tuple:
+    """The same problem in two schedules: same kind, place, device, variable and clause."""
+    return (d.kind, d.rank, d.device, d.loc, d.name, d.clause_event)
+
+
+@dataclass
+class Exploration:
+    """The schedules explored and the VSM's detections in each (schedule 0 is the synchronous one)."""
+
+    model: ScheduleModel
+    schedules: list[list[int]]
+    orders: list[np.ndarray]
+    found: list[set[tuple]]          # detection keys per schedule
+    recorded: set[tuple]             # detection keys of the recorded run
+    complete: bool                   # every distinct schedule was explored
+
+    @property
+    def n(self) -> int:
+        return len(self.schedules)
+
+
+def explore(columns: dict[str, np.ndarray], model: ScheduleModel, max_schedules: int) -> Exploration:
+    """Enumerate the schedules and replay the VSM on each, forking after the common prefix."""
+    por = enumerate_schedules(model.problem(), max(1, max_schedules))
+    orders = [model.order(s) for s in por.schedules]
+    n = model.n_rows
+    identity = np.arange(n, dtype=np.int64)
+    prefix = n
+    for o in orders:
+        diff = np.flatnonzero(o != identity)
+        prefix = min(prefix, int(diff[0]) if len(diff) else n)
+    control = control_events_from_columns(columns)
+    base = VsmSession.for_control(control)
+    base.apply(columns, rows=identity[:prefix])
+    rec = base.copy()
+    rec.apply(columns, rows=identity[prefix:])
+    recorded = {detection_key(d) for d in rec.detections()}
+    found = []
+    for o in orders:
+        s = base.copy()
+        s.apply(columns, rows=o[prefix:])
+        found.append({detection_key(d) for d in s.detections()})
+    return Exploration(model, por.schedules, orders, found, recorded, por.complete)
+
+
+class WitnessText:
+    """Tells a schedule in source terms, relative to the synchronous one."""
+
+    def __init__(self, text: RowText, model: ScheduleModel):
+        self.text = text
+        self.model = model
+
+    def element(self, e: int) -> str:
+        m = self.model
+        k = m.n_units
+        if e < k:
+            return self.text.unit_name(int(m.unit_ctx[e]))
+        row = int(m.block_first_row[m.elem_first_block[e - k]])
+        return self.host_row(row, run=m.elem_last_block[e - k] > m.elem_first_block[e - k])
+
+    def host_row(self, row: int, run: bool = False) -> str:
+        c = self.text.cols
+        kind = int(c["kind"][row])
+        if kind == int(EventKind.ACCESS):
+            verb = "accesses" if run else ("write" if int(c["op"][row]) & 1 else "read")
+            return f"the host {verb} at line {self.text.site(row).line}"
+        ci = self.text.construct_of_row(row)
+        if ci >= 0:
+            name = self.text.construct_name(ci)
+            return name if name.startswith("the end of") else "the " + name
+        if kind == int(EventKind.SYNC):
+            return f"the synchronisation at line {self.text.site(row).line}"
+        return f"the host at line {self.text.site(row).line}"
+
+    def neighbours(self, schedule: list[int], u: int) -> tuple[int, int]:
+        """Last conflicting element before unit u and first one after it (-1 when none)."""
+        pos = schedule.index(u)
+        prev = next((e for e in reversed(schedule[:pos]) if self.model.conflict(u, e)), -1)
+        nxt = next((e for e in schedule[pos + 1:] if self.model.conflict(u, e)), -1)
+        return prev, nxt
+
+    def moved_units(self, schedule: list[int], sync: list[int]) -> list[int]:
+        return [u for u in range(self.model.n_units) if self.neighbours(schedule, u) != self.neighbours(sync, u)]
+
+    def describe(self, schedule: list[int], sync: list[int]) -> str:
+        moved = self.moved_units(schedule, sync)
+        if not moved:
+            return "the synchronous schedule: every `nowait` task runs to completion as soon as it is launched"
+        parts = []
+        for u in moved:
+            prev, nxt = self.neighbours(schedule, u)
+            name = self.element(u)
+            if prev >= 0:
+                s = f"{name} ends after {self.element(prev)}"
+                if nxt >= 0:
+                    s += f" (and before {self.element(nxt)})"
+            else:
+                s = f"{name} ends before {self.element(nxt)}" if nxt >= 0 else f"{name} runs at the end"
+            parts.append(s)
+        return "; ".join(parts)
+
+    def fix(self, schedule: list[int], sync: list[int]) -> str:
+        """Make the schedule deterministic: order the moved unit with what it passed."""
+        moved = self.moved_units(schedule, sync) or [u for u in range(self.model.n_units)
+                                                      if self.neighbours(schedule, u)[1] >= 0]
+        if not moved:
+            return "order the `nowait` tasks with `depend` clauses or a `#pragma omp taskwait`"
+        u = moved[0]
+        prev, nxt = self.neighbours(schedule, u)
+        other = prev if prev >= 0 else nxt
+        k = self.model.n_units
+        name = self.element(u)
+        if other >= k:
+            row = int(self.model.block_first_row[self.model.elem_first_block[other - k]])
+            line = self.text.site(row).line
+            return (f"the result depends on whether {name} ends before {self.element(other)}: add "
+                    f"`#pragma omp taskwait` before line {line} (or a `depend` clause that orders them), "
+                    f"then fix what the remaining schedule reports")
+        if other >= 0:
+            return (f"the result depends on the order of {name} and {self.element(other)}: order them with "
+                    f"`depend` clauses (out on the first, in/inout on the second)")
+        return f"order {name} with a `depend` clause or a `#pragma omp taskwait`"
+
+
+def schedule_findings(log: EventLog, columns: dict[str, np.ndarray], ex: Exploration, text: RowText) -> list[Finding]:
+    from .mapping_diagnosis import diagnose
+
+    n = ex.n
+    counts: dict[tuple, int] = {}
+    first_seen: dict[tuple, int] = {}
+    for i, keys in enumerate(ex.found):
+        for key in keys:
+            counts[key] = counts.get(key, 0) + 1
+            first_seen.setdefault(key, i)
+    control = control_events_from_columns(columns)
+    words = WitnessText(text, ex.model)
+    sync = ex.schedules[0]
+    out: list[Finding] = []
+    for key in sorted(counts, key=lambda k: (first_seen[k], k)):
+        k = counts[key]
+        recorded = key in ex.recorded
+        if k == n and recorded:
+            continue    # every schedule and the recorded run: the mapping checker reports it
+        w = first_seen[key]
+        dets = [d for d in run_vsm(columns, order=ex.orders[w], control=control).detections
+                if detection_key(d) == key]
+        if not dets:
+            continue
+        witness = words.describe(ex.schedules[w], sync)
+        of = f"{n}" if ex.complete else f"the first {n}"
+        tail = (f" in {k} of {of} schedules ({'also' if recorded else 'not'} in the recorded run); "
+                f"witness: {witness}")
+        for f in diagnose(log, control, dets, dropped=0):
+            details = dict(f.details)
+            details["schedules"] = {"k": k, "n": n, "complete": ex.complete, "recorded": recorded,
+                                    "witness": witness}
+            if f.fix:
+                details["mapping_fix"] = f.fix
+            out.append(replace(
+                f, message=f.message + tail, details=details, fix=words.fix(ex.schedules[w], sync),
+                related=[*f.related, Related("witness-schedule", f.access, witness)]))
+    return out
+
+
+def check_schedules(log: EventLog, options: CheckOptions) -> list[Finding]:
+    """Mapping issues that only some schedules of the `nowait` target tasks show."""
+    columns = log.columns()
+    tm = build_task_model(log, columns)
+    if not tm.target_ctx.any():
+        return []
+    hb = build_happens_before(log, columns, tm)
+    model = build_schedule_model(columns, hb)
+    ex = explore(columns, model, options.max_schedules)
+    return schedule_findings(log, columns, ex, RowText(log, columns, tm))
