@@ -160,8 +160,12 @@ def findings(log: EventLog, a: Accesses, reg: Regions, ranks: np.ndarray, x: np.
         return []
     c = a.cols
     threads = log.col("thread")
-    # earlier access first
-    swap = c["row"][x] > c["row"][y]
+    # orientation (independent of how concurrent ranks interleaved in the log): y is the
+    # finding's access: the later one on the same rank, else the load/store, else the higher rank
+    same = c["issuer"][x] == c["issuer"][y]
+    x_local, y_local = c["local"][x] == 1, c["local"][y] == 1
+    swap = np.where(same, c["row"][x] > c["row"][y],
+                    np.where(x_local != y_local, x_local, c["issuer"][x] > c["issuer"][y]))
     x, y = np.where(swap, y, x), np.where(swap, x, y)
     key = np.stack([c["loc"][x], c["loc"][y], c["role"][x], c["role"][y], c["issuer"][x], c["issuer"][y],
                     c["owner"][x], c["shard"][x], c["rma_op"][x], c["rma_op"][y]], axis=1)

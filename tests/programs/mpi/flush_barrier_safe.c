@@ -1,0 +1,22 @@
+/* Passive target done right: MPI_Win_flush completes the Put at the target, then a barrier
+ * orders it before rank 1's read, all inside one lock_all epoch.  ranks: 2  expect: none */
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, win_buf[4] = {0}, buf[4] = {1, 2, 3, 4};
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Win win;
+  MPI_Win_create(win_buf, sizeof win_buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  MPI_Win_lock_all(0, win);
+  if (rank == 0) {
+    MPI_Put(buf, 1, MPI_INT, 1, 0, 1, MPI_INT, win);
+    MPI_Win_flush(1, win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 1) printf("%d\n", win_buf[0]);
+  MPI_Win_unlock_all(win);
+  MPI_Win_free(&win);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,20 @@
+/* Table 1 O-GET x LOAD: the result of a Get is read before the Get is complete.
+ * ranks: 2  expect: @B races with @A */
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, win_buf[4] = {7, 7, 7, 7}, buf[4] = {0};
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Win win;
+  MPI_Win_create(win_buf, sizeof win_buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  MPI_Win_lock_all(0, win);
+  if (rank == 0) {
+    MPI_Get(buf, 2, MPI_INT, 1, 0, 2, MPI_INT, win); // @A
+    printf("got %d\n", buf[1]);                      // @B
+  }
+  MPI_Win_unlock_all(win);
+  MPI_Win_free(&win);
+  MPI_Finalize();
+  return 0;
+}
