@@ -26,7 +26,7 @@ from qvbench.report import render, summary
 from qvbench.suite import Context, Settings, measure_kernel, measure_synthetic
 
 BENCH = Path(__file__).resolve().parent
-OUT_HINT = "bench/build/out/"
+OUT_HINT = "the run output under --workdir/out/"
 SYNTHETIC_EVENTS, SYNTHETIC_QUICK = 10_000_000, 1_000_000
 
 
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     # steps: per kernel 2 builds + 3 per round, tools: 3 builds + 6 per round; synthetic: 1 + rounds
     total = len(a.kernel_list) * (2 + 3 * a.repeat + (3 + 6 * a.repeat if settings.tools else 0))
-    total += (1 + a.repeat) if synthetic_events else 0
+    total += (2 + a.repeat) if synthetic_events else 0
     total += 2 if a.huge else 0
     with Progress(TextColumn("[bold]bench[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.description}"), console=err, transient=False) as progress:

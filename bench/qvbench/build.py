@@ -55,6 +55,12 @@ def trace_available(command: str) -> bool:
     return False
 
 
+def mapping_checker_available() -> bool:
+    from quiver.replay.registry import available_checkers
+
+    return "mapping" in available_checkers()
+
+
 def _tracer_fingerprint() -> bytes:
     native = REPO / "tracer" / "native"
     h = hashlib.sha256()

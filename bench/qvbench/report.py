@@ -12,10 +12,18 @@ TOOL_COLUMNS = (("recorded", "rec×"), ("memcheck", "memcheck×"), ("asan", "ASa
                 ("msan", "MSan×"))
 RECORD_MEDIAN_TARGET, RECORD_WORST_TARGET = 3.0, 10.0
 ANALYZE_RATE_TARGET = 50e6
+HUGE_PEAK_TARGET_MIB = 2048
 
 
 def _f(x: float | None, fmt: str = "{:.2f}", missing: str = "–") -> str:
     return fmt.format(x) if x is not None else missing
+
+
+def _seconds(part: dict[str, Any] | None) -> str:
+    if part and part.get("seconds") is None and part.get("error"):
+        e = part["error"]
+        return "stopped" if e.startswith("stopped") else "timeout" if e.startswith("timed out") else "fail"
+    return _f(part["seconds"] if part else None, "{:.3f}")
 
 
 def _rss(*parts: dict[str, Any] | None) -> str:
@@ -56,6 +64,14 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
     syn = results.get("synthetic")
     if syn and syn.get("analyze"):
         out["synthetic_accesses_per_s"] = syn["analyze"]["accesses_per_s"]
+    checker = (syn or {}).get("checker") or {}
+    if checker.get("events_per_s"):
+        out["vsm_events_per_s"] = checker["events_per_s"]
+        out["vsm_rate_met"] = checker["events_per_s"] >= ANALYZE_RATE_TARGET
+    huge = results.get("huge")
+    if huge and huge.get("analyze") and huge["analyze"].get("peak_rss_mib"):
+        out["huge_analyze_peak_mib"] = huge["analyze"]["peak_rss_mib"]
+        out["huge_bounded_met"] = huge["analyze"]["peak_rss_mib"] < HUGE_PEAK_TARGET_MIB
     return out
 
 
@@ -75,7 +91,7 @@ def render(results: dict[str, Any], console: Console) -> None:
         log, a, rec = k.get("log") or {}, k.get("analyze"), k.get("recorded")
         table.add_row(
             k["name"] + (f" ({k['ranks']} ranks)" if k["ranks"] else ""), " ".join(k["args"]),
-            _f(k["native"]["seconds"], "{:.3f}"), _f(rec["seconds"] if rec else None, "{:.3f}"),
+            _seconds(k["native"]), _seconds(rec),
             _f(k.get("ratio")), _f(log.get("bytes", 0) / 2**20 if log else None, "{:.1f}"),
             _f(log.get("bytes_per_access"), "{:.2f}"), _f(a["seconds"] if a else None, "{:.3f}"),
             _f(a["events_per_s"] / 1e6 if a and a.get("events_per_s") else None, "{:.1f}"),
@@ -110,11 +126,20 @@ def render(results: dict[str, Any], console: Console) -> None:
     if s.get("synthetic_accesses_per_s"):
         rate = s["synthetic_accesses_per_s"]
         lines.append(f"synthetic log: {rate / 1e6:.1f} M access events/s through `trace analyze` "
-                     f"(target ≥ {ANALYZE_RATE_TARGET / 1e6:.0f} M/s for the VSM checker)")
-    if results.get("checker"):
-        c = results["checker"]
-        lines.append(f"VSM checker alone, warm, one core: {c['accesses_per_s'] / 1e6:.1f} M access events/s "
-                     f"({c['events']:,} events in {c['seconds']:.3f} s)")
+                     "(whole command: start-up, all default checkers, report)")
+    c = (results.get("synthetic") or {}).get("checker")
+    if c and not c.get("error"):
+        lines.append(f"VSM checker alone on the synthetic log (in-process, warm, NUMBA_NUM_THREADS=1): "
+                     f"{c['events_per_s'] / 1e6:.1f} M events/s ({c['events']:,} events in {c['seconds']:.2f} s; "
+                     f"target ≥ {ANALYZE_RATE_TARGET / 1e6:.0f} M/s)")
+    if "huge_analyze_peak_mib" in s:
+        lines.append(f"huge log ({results['huge']['events']:,} accesses): `trace analyze` peak "
+                     f"{s['huge_analyze_peak_mib']:.0f} MiB (target < {HUGE_PEAK_TARGET_MIB} MiB at 10^9: "
+                     f"{'met' if s['huge_bounded_met'] else 'NOT met'} at this size)")
+    for k in results["kernels"]:
+        for part in ("recorded", "analyze"):
+            if k.get(part) and k[part].get("error"):
+                lines.append(f"{k['name']} {part}: {k[part]['error']}")
     for e in results.get("errors", []):
         lines.append(f"not measured: {e}")
     for line in lines:

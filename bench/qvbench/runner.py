@@ -12,7 +12,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,14 +26,27 @@ class Measurement:
     returncode: int
     timed_out: bool
     tmpfiles_left: int = 0          # device images the run left in /tmp (we removed them)
+    stopped: str = ""               # why a watchdog killed the run, if one did
 
     @property
     def ok(self) -> bool:
-        return not self.timed_out and self.returncode == 0
+        return not self.timed_out and not self.stopped and self.returncode == 0
 
 
-class RunFailed(RuntimeError):
-    """A command the benchmark needs did not finish normally."""
+def directory_bytes(path: Path) -> int:
+    """Bytes in the files directly under ``path`` (0 when it does not exist)."""
+    try:
+        return sum(e.stat().st_size for e in os.scandir(path) if e.is_file(follow_symlinks=False))
+    except OSError:
+        return 0
+
+
+def size_watchdog(path: Path, limit: int) -> Callable[[], str]:
+    """A check for run_measured: stop the run once ``path`` holds more than ``limit`` bytes."""
+    def check() -> str:
+        n = directory_bytes(path)
+        return f"stopped: {path.name} grew past {limit / 2**30:.0f} GiB" if n > limit else ""
+    return check
 
 
 def run_measured(
@@ -44,8 +57,10 @@ def run_measured(
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
     sweeper: TmpfileSweeper | None = None,
+    watchdog: Callable[[], str] | None = None,
 ) -> Measurement:
-    """Run ``cmd`` with stdout and stderr appended to ``log``; kill its process group on timeout."""
+    """Run ``cmd`` with stdout and stderr appended to ``log``; kill its process group on timeout,
+    or when ``watchdog`` (polled twice a second) returns a reason to stop."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     marker = sweeper.snapshot() if sweeper else None
@@ -67,29 +82,36 @@ def run_measured(
         timer = threading.Timer(timeout, kill) if timeout else None
         if timer:
             timer.start()
+        finished = threading.Event()
+        stopped: list[str] = []
+
+        def watch() -> None:
+            while not finished.wait(0.5):
+                reason = watchdog()
+                if reason:
+                    stopped.append(reason)
+                    try:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    return
+
+        watcher = threading.Thread(target=watch, daemon=True) if watchdog else None
+        if watcher:
+            watcher.start()
         try:
             _pid, status, usage = os.wait4(proc.pid, 0)
         finally:
+            finished.set()
             if timer:
                 timer.cancel()
         seconds = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
-    if expired.is_set():  # leftovers of a killed tree (e.g. ranks under mpiexec)
+    if expired.is_set() or stopped:  # leftovers of a killed tree (e.g. ranks under mpiexec)
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
     left = sweeper.sweep(marker) if sweeper and marker is not None else 0
     return Measurement(seconds=seconds, peak_rss_kib=int(usage.ru_maxrss), returncode=proc.returncode,
-                       timed_out=expired.is_set(), tmpfiles_left=left)
-
-
-def run_checked(cmd: Sequence[str], *, cwd: Path, log: Path, env: Mapping[str, str] | None = None,
-                timeout: float | None = None, sweeper: TmpfileSweeper | None = None) -> Measurement:
-    """Like run_measured, but a failure raises RunFailed naming the log to read."""
-    m = run_measured(cmd, cwd=cwd, log=log, env=env, timeout=timeout, sweeper=sweeper)
-    if m.timed_out:
-        raise RunFailed(f"timed out after {timeout:.0f} s: {' '.join(cmd)} (see {log})")
-    if m.returncode != 0:
-        raise RunFailed(f"exit status {m.returncode}: {' '.join(cmd)} (see {log})")
-    return m
+                       timed_out=expired.is_set(), tmpfiles_left=left, stopped=stopped[0] if stopped else "")

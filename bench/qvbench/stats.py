@@ -24,7 +24,9 @@ def mib(kib: int | None) -> float | None:
 def summarize(runs: list[Measurement]) -> dict[str, Any]:
     """Median time and the largest peak memory over the successful runs of one variant."""
     good = [m for m in runs if m.ok]
+    bad = next((m for m in runs if not m.ok), None)
     return {
+        "error": failure_reason(bad) if bad else None,
         "seconds": median([m.seconds for m in good]),
         "runs_s": [round(m.seconds, 4) for m in runs],
         "peak_rss_mib": mib(max((m.peak_rss_kib for m in good), default=None)),
@@ -32,6 +34,14 @@ def summarize(runs: list[Measurement]) -> dict[str, Any]:
         "timed_out": any(m.timed_out for m in runs),
         "tmpfiles_left": sum(m.tmpfiles_left for m in runs),
     }
+
+
+def failure_reason(m: Measurement) -> str:
+    if m.stopped:
+        return f"{m.stopped} after {m.seconds:.0f} s"
+    if m.timed_out:
+        return f"timed out after {m.seconds:.0f} s"
+    return f"exit status {m.returncode}"
 
 
 def log_stats(path: Path) -> dict[str, Any]:

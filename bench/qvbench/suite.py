@@ -7,7 +7,10 @@ slows both sides alike; medians over ``repeat`` rounds damp the rest.
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +19,7 @@ from typing import Any
 from . import build as builds
 from . import synthetic
 from .kernels import Kernel
-from .runner import Measurement, run_measured
+from .runner import Measurement, run_measured, size_watchdog
 from .stats import log_stats, mib, ratio, summarize
 from .tmpfiles import TmpfileSweeper
 
@@ -43,6 +46,7 @@ class Settings:
     run_timeout: float = 900.0
     workdir: Path = Path("bench/build")
     keep_logs: bool = False
+    max_raw_bytes: int = 16 << 30     # a recorded run whose raw chunks grow past this is stopped
 
 
 @dataclass
@@ -90,6 +94,20 @@ def analysis_ok(m: Measurement) -> bool:
     return not m.timed_out and m.returncode in (0, 1)
 
 
+def _record(ctx: Context, kernel: Kernel, exe: Path, args: tuple[str, ...], log: Path, name: str) -> Measurement:
+    """One `trace record` run, stopped if its raw chunks outgrow the disk budget."""
+    from quiver.tracer.finalize import raw_dir_for
+
+    _remove_log(log)
+    raw = raw_dir_for(log)
+    m = run_measured(run_command(kernel, "recorded", exe, args, log), cwd=ctx.out, log=ctx.output_log(name),
+                     timeout=ctx.settings.run_timeout, sweeper=ctx.sweeper,
+                     watchdog=size_watchdog(raw, ctx.settings.max_raw_bytes))
+    if not m.ok:
+        _remove_log(raw)
+    return m
+
+
 def _remove_log(path: Path) -> None:
     if path.is_dir():
         shutil.rmtree(path, ignore_errors=True)
@@ -124,12 +142,10 @@ def measure_kernel(ctx: Context, kernel: Kernel) -> dict[str, Any]:
         runs["native"].append(run_measured(run_command(kernel, "native", native.executable, args, None),
                                            cwd=ctx.out, log=ctx.output_log(f"{kernel.name}.native"),
                                            timeout=s.run_timeout, sweeper=ctx.sweeper))
-        if not recorded.ok:
-            continue
+        if not recorded.ok or (runs["recorded"] and not runs["recorded"][-1].ok):
+            continue  # a recording that failed once is not tried again
         ctx.step(f"{kernel.name}: recorded run {r + 1}/{s.repeat}")
-        _remove_log(log)
-        m = run_measured(run_command(kernel, "recorded", recorded.executable, args, log), cwd=ctx.out,
-                         log=ctx.output_log(f"{kernel.name}.recorded"), timeout=s.run_timeout, sweeper=ctx.sweeper)
+        m = _record(ctx, kernel, recorded.executable, args, log, f"{kernel.name}.recorded")
         runs["recorded"].append(m)
         if not (m.ok and log.exists()):
             continue
@@ -189,14 +205,15 @@ def measure_tools(ctx: Context, kernel: Kernel, native: builds.Build, recorded: 
     log = ctx.out / f"{kernel.name}.tools.arrow"
     for r in range(s.repeat):
         for variant, b in variants.items():
-            if runs[variant] and not runs[variant][-1].ok and variant in TOOLS:
+            if variant != "native" and runs[variant] and not runs[variant][-1].ok:
                 continue  # a tool that timed out or failed once is not run again
             ctx.step(f"{kernel.name}: {variant} at reduced size {r + 1}/{s.repeat}")
-            timeout = s.tool_timeout if variant in TOOLS else s.run_timeout
-            _remove_log(log)
-            runs[variant].append(run_measured(run_command(kernel, variant, b.executable, args, log), cwd=ctx.out,
+            if variant == "recorded":
+                runs[variant].append(_record(ctx, kernel, b.executable, args, log, f"{kernel.name}.recorded.tools"))
+                continue
+            runs[variant].append(run_measured(run_command(kernel, variant, b.executable, args, None), cwd=ctx.out,
                                               log=ctx.output_log(f"{kernel.name}.{variant}.tools"),
-                                              env=tool_env(kernel, variant), timeout=timeout,
+                                              env=tool_env(kernel, variant), timeout=s.tool_timeout,
                                               sweeper=ctx.sweeper))
     _remove_log(log)
     base = summarize(runs["native"])
@@ -207,11 +224,6 @@ def measure_tools(ctx: Context, kernel: Kernel, native: builds.Build, recorded: 
         v = summarize(runs[variant])
         v["ratio"] = ratio(v["seconds"], base["seconds"])
         v["note"] = b.note
-        last = runs[variant][-1]
-        if last.timed_out:
-            v["error"] = f"timed out after {s.tool_timeout:.0f} s"
-        elif not last.ok:
-            v["error"] = f"exit status {last.returncode}"
         out[variant] = v
     return out
 
@@ -242,9 +254,28 @@ def measure_synthetic(ctx: Context, events: int, *, streamed: bool, name: str) -
         a["events_per_s"] = ratio(stats["events"], a["seconds"])
         a["accesses_per_s"] = ratio(stats["accesses"], a["seconds"])
         row["analyze"] = a
+    if not streamed and builds.mapping_checker_available():
+        ctx.step(f"{name}: VSM checker alone, one core")
+        row["checker"] = checker_speed(path)
     if not ctx.settings.keep_logs:
         path.unlink(missing_ok=True)
     return row
+
+
+CHECKER_SPEED = Path(__file__).with_name("checker_speed.py")
+
+
+def checker_speed(path: Path) -> dict[str, Any]:
+    """The VSM checker in a fresh process pinned to one numba thread, warm (second of two runs)."""
+    import os
+
+    env = dict(os.environ, NUMBA_NUM_THREADS="1")
+    r = subprocess.run([sys.executable, str(CHECKER_SPEED), str(path), "mapping"], capture_output=True, text=True,
+                       env=env, check=False)
+    if r.returncode != 0:
+        tail = r.stderr.strip().splitlines()[-1:] or ["no output"]
+        return {"error": f"checker run failed: {tail[0]}"}
+    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 __all__ = ["Context", "Settings", "measure_kernel", "measure_synthetic", "mib"]

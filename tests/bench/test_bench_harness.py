@@ -1,0 +1,81 @@
+"""The benchmark harness's own parts: synthetic logs, tmpfile sweeping, option errors (no compiler)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from quiver.formats import EventKind, read_log
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+
+from qvbench import kernels, synthetic, tmpfiles
+
+
+def test_builder_and_streamed_synthetic_logs_hold_the_same_events(tmp_path: Path) -> None:
+    n = 5_000_003  # more than one sweep of the arrays: two kernels
+    a = read_log(synthetic.write_builder_log(tmp_path / "a.arrow", n))
+    b = read_log(synthetic.write_streamed_log(tmp_path / "b.arrow", n))
+    assert a.num_events == b.num_events
+    for name in ("time_ns", "kind", "addr", "size", "op", "device", "id", "thread", "loc"):
+        assert np.array_equal(a.col(name), b.col(name)), name
+    kind = a.col("kind")
+    device_accesses = (kind == EventKind.ACCESS) & (a.col("device") == 0)
+    assert int(device_accesses.sum()) == n
+    assert int((kind == EventKind.KERNEL).sum()) == 2
+    assert np.all(np.diff(a.col("time_ns")) > 0)
+    assert a.strings == b.strings and a.locations == b.locations
+
+
+def test_synthetic_device_accesses_stay_inside_the_mapped_copies(tmp_path: Path) -> None:
+    log = read_log(synthetic.write_builder_log(tmp_path / "s.arrow", 1000))
+    dev = (log.col("kind") == EventKind.ACCESS) & (log.col("device") == 0)
+    assert int(dev.sum()) == 1000
+    addr, size = log.col("addr")[dev], log.col("size")[dev]
+    nbytes = synthetic.ELEMS * synthetic.ELEM
+    in_a = (addr >= synthetic.DEV_A) & (addr + size <= synthetic.DEV_A + nbytes)
+    in_b = (addr >= synthetic.DEV_B) & (addr + size <= synthetic.DEV_B + nbytes)
+    assert np.all(in_a | in_b)
+    writes = log.col("op")[dev] == 1
+    assert np.all(in_b[writes]) and np.all(in_a[~writes])
+
+
+def test_sweeper_removes_only_images_of_our_executables(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(tmpfiles, "TMP_DIR", tmp_path)
+    exe = tmp_path / "prog"
+    image = b"\x7fELF device image bytes"
+    exe.write_bytes(b"host code" + image + b"more host code")
+    old = tmp_path / "tmpfile_old"
+    old.write_bytes(image)
+    s = tmpfiles.TmpfileSweeper()
+    s.register(exe)
+    before = s.snapshot()
+    ours, theirs = tmp_path / "tmpfile_ours", tmp_path / "tmpfile_theirs"
+    ours.write_bytes(image)
+    theirs.write_bytes(b"someone else's image")
+    assert s.sweep(before) == 1
+    assert not ours.exists() and theirs.exists() and old.exists()
+
+
+def test_kernel_selection() -> None:
+    assert [k.name for k in kernels.select("cg,stencil")] == ["cg", "stencil"]
+    assert len(kernels.select(None)) == 6
+    with pytest.raises(ValueError, match="unknown kernel"):
+        kernels.select("stencil,nope")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--kernels", "nope"], "unknown kernel(s) nope"),
+    (["--repeat", "0"], "--repeat must be at least 1"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
+])
+def test_bad_options_give_one_line_and_exit_2(args: list[str], message: str) -> None:
+    r = subprocess.run([sys.executable, str(BENCH / "run.py"), *args], capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and message in r.stderr and r.stderr.startswith("bench: error:")
+    assert r.stdout == ""
