@@ -10,16 +10,9 @@ import numpy as np
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog
 
 from .findings import Site
+from .map_clauses import construct_name
 from .tasks import TaskModel, lookup, pack
 
-CONSTRUCT_NAMES = {
-    int(ConstructKind.TARGET): "target",
-    int(ConstructKind.TARGET_DATA): "target data",
-    int(ConstructKind.TARGET_ENTER_DATA): "target enter data",
-    int(ConstructKind.TARGET_EXIT_DATA): "target exit data",
-    int(ConstructKind.TARGET_UPDATE): "target update",
-    int(ConstructKind.TARGET_DATA_END): "target data",
-}
 # constructs that take a `depend` clause
 DEPEND_CONSTRUCTS = {int(ConstructKind.TARGET), int(ConstructKind.TARGET_ENTER_DATA),
                      int(ConstructKind.TARGET_EXIT_DATA), int(ConstructKind.TARGET_UPDATE)}
@@ -65,7 +58,7 @@ class RowText:
             return "a construct"
         cons = self.tasks.constructs
         kind = int(cons.kind[ci])
-        name = CONSTRUCT_NAMES.get(kind, "target")
+        name = "target data" if kind == int(ConstructKind.TARGET_DATA_END) else construct_name(kind)
         if cons.nowait[ci]:
             name += " nowait"
         line = self.construct_line(ci)

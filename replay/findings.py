@@ -97,12 +97,23 @@ class Finding:
 
 
 def merge_findings(findings: list[Finding]) -> list[Finding]:
-    """One finding per key, counts summed, in a deterministic order."""
+    """One finding per key, counts summed, in a deterministic order.
+
+    The schedules checker re-finds issues of the recorded run in other ``nowait`` schedules; such a
+    pair becomes one finding with the recorded run's counts and the schedule-aware words (message,
+    fix, related sites, ``details["schedules"]``), whichever order the checkers ran in.
+    """
     merged: dict[tuple, Finding] = {}
     for f in findings:
         k = f.key()
         if k in merged:
             m = merged[k]
+            if ("schedules" in f.details) != ("schedules" in m.details):
+                recorded, scheduled = (f, m) if "schedules" in m.details else (m, f)
+                m.message, m.fix, m.related = scheduled.message, scheduled.fix, scheduled.related
+                m.details = {**recorded.details, **scheduled.details}
+                m.bytes, m.occurrences = recorded.bytes, recorded.occurrences
+                continue
             m.bytes += f.bytes
             m.occurrences += f.occurrences
         else:

@@ -132,12 +132,11 @@ class WitnessText:
             parts.append(s)
         return "; ".join(parts)
 
-    def fix(self, schedule: list[int], sync: list[int]) -> str:
-        """Make the schedule deterministic: order the moved unit with what it passed."""
-        moved = self.moved_units(schedule, sync) or [u for u in range(self.model.n_units)
-                                                      if self.neighbours(schedule, u)[1] >= 0]
+    def fix(self, schedule: list[int], sync: list[int]) -> str | None:
+        """Order the unit that moved with what it passed; None for the synchronous schedule."""
+        moved = self.moved_units(schedule, sync)
         if not moved:
-            return "order the `nowait` tasks with `depend` clauses or a `#pragma omp taskwait`"
+            return None
         u = moved[0]
         prev, nxt = self.neighbours(schedule, u)
         other = prev if prev >= 0 else nxt
@@ -145,13 +144,11 @@ class WitnessText:
         name = self.element(u)
         if other >= k:
             row = int(self.model.block_first_row[self.model.elem_first_block[other - k]])
-            line = self.text.site(row).line
-            return (f"the result depends on whether {name} ends before {self.element(other)}: add "
-                    f"`#pragma omp taskwait` before line {line} (or a `depend` clause that orders them), "
-                    f"then fix what the remaining schedule reports")
+            return (f"make {name} end before {self.element(other)}: add `#pragma omp taskwait` before line "
+                    f"{self.text.site(row).line}, or `depend` clauses that order them")
         if other >= 0:
-            return (f"the result depends on the order of {name} and {self.element(other)}: order them with "
-                    f"`depend` clauses (out on the first, in/inout on the second)")
+            return (f"order {name} and {self.element(other)} with `depend` clauses (out on the first, in or "
+                    f"inout on the second)")
         return f"order {name} with a `depend` clause or a `#pragma omp taskwait`"
 
 
@@ -180,8 +177,9 @@ def schedule_findings(log: EventLog, columns: dict[str, np.ndarray], ex: Explora
         if not dets:
             continue
         witness = words.describe(ex.schedules[w], sync)
-        of = f"{n}" if ex.complete else f"the first {n}"
-        tail = (f" in {k} of {of} schedules ({'also' if recorded else 'not'} in the recorded run); "
+        order_fix = words.fix(ex.schedules[w], sync)
+        of = f"{n}" if ex.complete else f"the first {n} explored"
+        tail = (f" — in {k} of {of} schedules ({'also' if recorded else 'not'} in the recorded run); "
                 f"witness: {witness}")
         for f in diagnose(log, control, dets, dropped=0):
             details = dict(f.details)
@@ -189,8 +187,10 @@ def schedule_findings(log: EventLog, columns: dict[str, np.ndarray], ex: Explora
                                     "witness": witness}
             if f.fix:
                 details["mapping_fix"] = f.fix
+            # shown by the synchronous schedule: a mapping issue (Theorem 1, condition 2), fixed by its clause
+            fix = order_fix if order_fix is not None else f.fix
             out.append(replace(
-                f, message=f.message + tail, details=details, fix=words.fix(ex.schedules[w], sync),
+                f, message=f.message + tail, details=details, fix=fix,
                 related=[*f.related, Related("witness-schedule", f.access, witness)]))
     return out
 

@@ -211,7 +211,8 @@ def build_task_model(log: EventLog, cols: dict[str, np.ndarray] | None = None) -
     task_of_row[direct] = lookup(task_key, pack(rank[direct], id2[direct]), np.ones(int(direct.sum()), bool))
     sched = np.isin(kind, [K_TASK_BEGIN, K_TASK_END])
     task_of_row[sched] = lookup(task_key, pack(rank[sched], np.maximum(id_[sched], 0)), id_[sched] >= 0)
-    assoc_task = np.where((task_of_row >= 0) & task_deferred[np.maximum(task_of_row, 0)], task_of_row, -1)
+    deferred_or_none = np.r_[task_deferred, False]     # index -1 (no task) reads the appended False
+    assoc_task = np.where(deferred_or_none[task_of_row], task_of_row, -1)
     assoc_row = np.full(n, -1, dtype=np.int64)
     sync_side = device_side & (cidx >= 0) & (assoc_task < 0)
     assoc_row[sync_side] = constructs.row[cidx[sync_side]]

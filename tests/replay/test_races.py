@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from nowait_logs import Program
-
-from quiver.formats import read_log
+from quiver.formats import LogBuilder, read_log
 from quiver.replay.findings import FindingKind
 from quiver.replay.happens_before import build_happens_before
 from quiver.replay.races import check_races, load_columns
@@ -202,3 +201,13 @@ def test_report_is_deterministic(tmp_path):
     one = [f.to_dict() for f in check_races(log, CheckOptions())]
     two = [f.to_dict() for f in check_races(read_log(tmp_path / "d.arrow"), CheckOptions())]
     assert one == two
+
+
+def test_no_nowait_no_race(tmp_path):
+    p = Program("sync.c")
+    a = p.var("a", 0x3000, 4)
+    p.target(3, [(a, "to")], [(a, "w", 4)])
+    p.read(a, 5)
+    assert races(p, tmp_path) == []
+    empty = LogBuilder(program="empty").write(tmp_path / "empty.arrow")
+    assert check_races(read_log(empty), CheckOptions()) == []
