@@ -100,7 +100,25 @@ class Detection:
     last_host_addr: int       # highest bad byte over all occurrences (host-equivalent)
     width: int                # element width recorded with the first access (ACCESS aux), 0 unknown
     access_size: int          # bytes of the first access (section bytes for section-overflow)
+    object_lo: int            # host object (live ALLOC) behind the clause, -1 unknown
+    object_hi: int
     history: tuple[tuple[int, int], ...] = ()  # (event, S_* state after it) for the first bad byte
 
     def sort_key(self) -> tuple:
         return (self.event, self.kind, self.host_addr, self.clause_event, self.name)
+
+
+def fetch_rows(log: EventLog, events: set[int] | list[int]) -> dict[int, dict[str, int]]:
+    """The given rows (global indices) as dicts of ints: one streaming pass, memory bounded by len(events)."""
+    wanted = np.unique(np.asarray(sorted(events), dtype=np.int64))
+    out: dict[int, dict[str, int]] = {}
+    if not len(wanted):
+        return out
+    for offset, batch in iter_batches(log):
+        n = len(batch["kind"])
+        lo, hi = np.searchsorted(wanted, [offset, offset + n])
+        for g in wanted[lo:hi].tolist():
+            out[g] = {c: int(batch[c][g - offset]) for c in COLUMN_NAMES}
+        if hi == len(wanted):
+            break
+    return out

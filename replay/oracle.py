@@ -95,7 +95,7 @@ class Oracle:
     # ---- findings ------------------------------------------------------------------------------
     def record(self, kind: str, rank: int, device: int, loc: int, entry: Entry | None, clause: dict | None,
                g: int, host: int, dev: int, nbytes: int, last: int, width: int, asize: int, name: int,
-               release: int, entry_device: int) -> None:
+               release: int, entry_device: int, obj: tuple[int, int] | None = None) -> None:
         key_part = clause["event"] if clause else (-2 - name if entry is not None else -1)
         key = (kind, rank, device, loc, key_part)
         rec = self.records.get(key)
@@ -106,7 +106,8 @@ class Oracle:
                 "entry_event": entry.create if entry is not None else -1, "release_event": release,
                 "name": name, "entry_device": entry_device, "host_addr": host, "device_addr": dev,
                 "bytes": nbytes, "occurrences": 1, "last_host_addr": last, "width": width,
-                "access_size": asize, "first_byte": (rank, host) if kind in (UUM, STALE) else None}, g)
+                "access_size": asize, "object_lo": obj[0] if obj else -1, "object_hi": obj[1] if obj else -1,
+                "first_byte": (rank, host) if kind in (UUM, STALE) else None}, g)
             return
         rec.det["bytes"] += nbytes
         if rec.last_event != g:
@@ -140,7 +141,7 @@ class Oracle:
         outside = [a for a in range(host, host + size) if not obj[0] <= a < obj[1]]
         if outside:
             self.record(SECTION_OVERFLOW, rank, device, loc, None, clause, g, outside[0], -1, len(outside),
-                        outside[-1], 0, size, name, -1, -1)
+                        outside[-1], 0, size, name, -1, -1, obj)
 
     def alloc(self, g: int, ev: dict) -> None:
         rank, lo, size = ev["rank"], ev["addr"], ev["size"]
@@ -244,7 +245,8 @@ class Oracle:
             kind, e, first, last, count = run
             clause, name = self.entry_info(e)
             self.record(kind, rank, -1, ev["loc"], e, clause, g, first, -1, count, last, ev["aux"], size, name,
-                        e.release if e is not None else -1, e.device if e is not None else -1)
+                        e.release if e is not None else -1, e.device if e is not None else -1,
+                        clause["object"] if clause else None)
 
     def windows(self, rank: int, d: int, construct: int) -> list[tuple[int, int, Entry]]:
         cands = self.clauses.get((rank, construct), []) if construct >= 0 else []
@@ -309,7 +311,7 @@ class Oracle:
                 kind, e = r[1], r[2]
                 clause, name = self.entry_info(e)
                 self.record(kind, rank, d, ev["loc"], e, clause, g, r[4], r[3], j - i, runs[j - 1][4],
-                            ev["aux"], size, name, e.release, e.device)
+                            ev["aux"], size, name, e.release, e.device, clause["object"] if clause else None)
             else:
                 while j < len(runs) and runs[j] is not None and runs[j][0] == "gap":
                     j += 1
@@ -320,7 +322,8 @@ class Oracle:
                         clause, name = self.entry_info(e)
                         host = e.host + (x0 - e.dev)
                         self.record(OVERFLOW, rank, d, ev["loc"], e, clause, g, host, x0, x1 - x0,
-                                    host + (x1 - 1 - x0), ev["aux"], size, name, e.release, e.device)
+                                    host + (x1 - 1 - x0), ev["aux"], size, name, e.release, e.device,
+                                    clause["object"] if clause else None)
                         break
             i = j
 

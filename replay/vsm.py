@@ -282,7 +282,7 @@ class VsmSession:
                 entry_device=int(st.devices[entry_di]) if entry_di >= 0 else -1,
                 host_addr=int(row[K.F_HOST]), device_addr=int(row[K.F_DEV]), bytes=int(row[K.F_BYTES]),
                 occurrences=int(row[K.F_OCC]), last_host_addr=int(row[K.F_LASTHOST]), width=int(row[K.F_WIDTH]),
-                access_size=int(row[K.F_ASIZE]),
+                access_size=int(row[K.F_ASIZE]), object_lo=int(row[K.F_OBJLO]), object_hi=int(row[K.F_OBJHI]),
                 history=self._history(int(row[K.F_SHADOW]), int(row[K.F_EVENT]),
                                       di if di >= 0 else entry_di)))
         return sorted(out, key=Detection.sort_key)
@@ -344,7 +344,7 @@ def replay_log(log: EventLog, control: ControlEvents | None = None, *, history: 
         watches = session.first_bad_bytes()
         if len(watches.shadow):
             session = VsmSession(static, watches)
-            _stream(log, session, progress)
+            _stream(log, session, None)   # progress counts the first pass only
     return session.detections(), session
 
 

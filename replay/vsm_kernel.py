@@ -54,7 +54,7 @@ CL_EVENT, CL_CKEY, CL_HOST, CL_SIZE, CL_NAME, CL_TYPE, CL_LOC, CL_OBJLO, CL_OBJH
  C_WIN_KEY, C_WIN_DEV, C_WIN_GEN, C_NWIN, C_N) = range(15)
 # finding table columns
 (F_KIND, F_RANK, F_DI, F_LOC, F_KX, F_ENTRY, F_CLAUSE, F_EVENT, F_HOST, F_DEV, F_SHADOW, F_BYTES, F_OCC,
- F_LASTEV, F_LASTHOST, F_WIDTH, F_ASIZE, F_RELEASE, F_NAME, F_N) = range(20)
+ F_LASTEV, F_LASTHOST, F_WIDTH, F_ASIZE, F_RELEASE, F_NAME, F_OBJLO, F_OBJHI, F_N) = range(22)
 
 
 @njit(cache=True, inline="always")
@@ -140,7 +140,7 @@ def _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn):
 
 @njit(cache=True)
 def _record(fd, fd_hash, ctr, fk, rk, di, loc, kx, e, clause_ev, g, host, dev, sh, nbytes, last_host,
-            width, asize, release, name):
+            width, asize, release, name, olo, ohi):
     """Add one run of bad bytes to the finding with key (fk, rk, di, loc, kx)."""
     h = (fk * 1000003) ^ (rk * 7919) ^ ((di + 2) * 104729) ^ (loc * 1299709) ^ (kx * 15485863)
     mask = len(fd_hash) - 1
@@ -172,6 +172,8 @@ def _record(fd, fd_hash, ctr, fk, rk, di, loc, kx, e, clause_ev, g, host, dev, s
             fd[n, F_ASIZE] = asize
             fd[n, F_RELEASE] = release
             fd[n, F_NAME] = name
+            fd[n, F_OBJLO] = olo & ADDR_MASK if olo >= 0 else -1
+            fd[n, F_OBJHI] = ohi & ADDR_MASK if olo >= 0 else -1
             ctr[C_NFIND] = n + 1
             return
         i = v - 1
@@ -188,13 +190,13 @@ def _record(fd, fd_hash, ctr, fk, rk, di, loc, kx, e, clause_ev, g, host, dev, s
 
 @njit(cache=True)
 def _entry_key(en, cl, e):
-    """(dedup key part, clause event, variable name) of mapping entry e."""
+    """(dedup key part, clause event, variable name, host object lo, hi) of mapping entry e."""
     if e < 0:
-        return -1, -1, -1
+        return -1, -1, -1, np.int64(-1), np.int64(-1)
     c = en[e, EN_CLAUSE]
     if c >= 0:
-        return cl[c, CL_EVENT], cl[c, CL_EVENT], cl[c, CL_NAME]
-    return -2 - en[e, EN_NAME], -1, en[e, EN_NAME]
+        return cl[c, CL_EVENT], cl[c, CL_EVENT], cl[c, CL_NAME], cl[c, CL_OBJLO], cl[c, CL_OBJHI]
+    return -2 - en[e, EN_NAME], -1, en[e, EN_NAME], np.int64(-1), np.int64(-1)
 
 
 @njit(cache=True)
@@ -333,7 +335,7 @@ def _section_overflow(fd, fd_hash, ctr, g, rk, di, loc, clause_ev, name, hk, siz
     first = hk if before > 0 else max(hk, ohi)
     last = end - 1 if after > 0 else min(end, olo) - 1
     _record(fd, fd_hash, ctr, FK_SECTION, rk, di, loc, clause_ev, -1, clause_ev, g, first & ADDR_MASK, -1, -1,
-            nbytes, last & ADDR_MASK, 0, size, -1, name)
+            nbytes, last & ADDR_MASK, 0, size, -1, name, olo, ohi)
 
 
 @njit(cache=True)
@@ -599,11 +601,12 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
                         x1 = min(stop, win[w, 1])
                         if x0 < x1:
                             we = win[w, 2]
-                            kx, clause_ev, name = _entry_key(en, cl, we)
+                            kx, clause_ev, name, olo, ohi = _entry_key(en, cl, we)
                             host = en[we, EN_HOST] + (x0 - en[we, EN_DEV])
                             _record(fd, fd_hash, ctr, FK_OVERFLOW, rk, di, loc[r], kx, we, clause_ev, g,
                                     host & ADDR_MASK, x0 & ADDR_MASK, -1, x1 - x0,
-                                    (host + (x1 - 1 - x0)) & ADDR_MASK, aux[r], sz, en[we, EN_RELEASE], name)
+                                    (host + (x1 - 1 - x0)) & ADDR_MASK, aux[r], sz, en[we, EN_RELEASE], name,
+                                    olo, ohi)
                             break
                     key = stop
 
@@ -625,17 +628,17 @@ def _host_read_findings(shadow, s0, s1, key0, g, rk, loc, width, sz, en, cl, ctr
             if (vt & OVV) != 0 or ((vt & OVI) == 0) != uum:
                 break
             t += 1
-        kx, clause_ev, name = _entry_key(en, cl, e)
+        kx, clause_ev, name, olo, ohi = _entry_key(en, cl, e)
         release = en[e, EN_RELEASE] if e >= 0 else -1
         _record(fd, fd_hash, ctr, FK_UUM if uum else FK_STALE, rk, -1, loc, kx, e, clause_ev, g, k & ADDR_MASK,
-                -1, s, t - s, (k + (t - 1 - s)) & ADDR_MASK, width, sz, release, name)
+                -1, s, t - s, (k + (t - 1 - s)) & ADDR_MASK, width, sz, release, name, olo, ohi)
         s = t
 
 
 @njit(cache=True)
 def _device_read_findings(shadow, s0, s1, key0, g, rk, di, cvv, cvi, e, loc, width, sz, en, cl, fd, fd_hash,
                           ctr):
-    kx, clause_ev, name = _entry_key(en, cl, e)
+    kx, clause_ev, name, olo, ohi = _entry_key(en, cl, e)
     s = s0
     while s < s1:
         v = np.int64(shadow[s])
@@ -652,5 +655,6 @@ def _device_read_findings(shadow, s0, s1, key0, g, rk, di, cvv, cvi, e, loc, wid
         dk = key0 + (s - s0)
         host = en[e, EN_HOST] + (dk - en[e, EN_DEV])
         _record(fd, fd_hash, ctr, FK_UUM if uum else FK_STALE, rk, di, loc, kx, e, clause_ev, g, host & ADDR_MASK,
-                dk & ADDR_MASK, s, t - s, (host + (t - 1 - s)) & ADDR_MASK, width, sz, en[e, EN_RELEASE], name)
+                dk & ADDR_MASK, s, t - s, (host + (t - 1 - s)) & ADDR_MASK, width, sz, en[e, EN_RELEASE], name,
+                olo, ohi)
         s = t
