@@ -20,7 +20,7 @@ from .registry import CheckOptions
 from .rma_access import Accesses, build
 from .rma_kernels import FIRST, TABLE2, merge_ranges, paper_pairs, race_pairs
 from .rma_report import findings as make_findings
-from .rma_sync import Clocks, clocks, rank_order
+from .rma_sync import Clocks, _key, clocks, rank_order
 
 MAX_PAIRS_PER_SHARD = 5_000_000
 RMA_KINDS = (EventKind.RMA,)
@@ -32,11 +32,8 @@ def _signature(a: Accesses) -> np.ndarray:
     if len(a) == 0:
         return np.zeros(0, dtype=np.int64)
     local_seg = np.where(c["local"] == 1, c["seg"], -1)
-    stacked = np.stack([c[f] for f in ("loc", "issuer", "role", "write", "local", "atomic", "mop", "dsize", "lock",
-                                       "excl", "end_rank", "end_cut", "shard", "owner", "rma_op")] + [local_seg],
-                       axis=1)
-    _, inv = np.unique(stacked, axis=0, return_inverse=True)
-    return inv.reshape(-1).astype(np.int64)
+    return _key(*[c[f] for f in ("loc", "issuer", "role", "write", "local", "atomic", "mop", "dsize", "lock",
+                                 "excl", "end_rank", "end_cut", "rma_op")], local_seg)
 
 
 def check_shard(a: Accesses, clk: Clocks, baseline: bool = False) -> tuple[np.ndarray, ...]:
@@ -75,17 +72,15 @@ def shards(a: Accesses) -> list[tuple[int, int, np.ndarray]]:
     c = a.cols
     if len(a) == 0:
         return []
-    key = np.stack([c["shard"], c["owner"]], axis=1)
-    uniq, inv = np.unique(key, axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
+    inv = _key(c["shard"], c["owner"])
     order = np.argsort(inv, kind="stable")
-    starts = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
+    starts = np.searchsorted(inv[order], np.arange(int(inv.max()) + 2))
     out = []
-    for g in range(len(uniq)):
+    for g in range(len(starts) - 1):
         rows = order[starts[g]:starts[g + 1]]
         if (c["local"][rows] == 0).any():
-            out.append((int(uniq[g, 0]), int(uniq[g, 1]), rows))
-    return out
+            out.append((int(c["shard"][rows[0]]), int(c["owner"][rows[0]]), rows))
+    return sorted(out, key=lambda s: (s[0], s[1]))
 
 
 def analyze(log: EventLog, baseline: bool = False):

@@ -52,8 +52,12 @@ class Accesses:
         return Accesses({k: v[idx] for k, v in self.cols.items()})
 
 
-def _composite(keys: np.ndarray, cuts: np.ndarray) -> np.ndarray:
-    return keys.astype(np.int64) * (INF * 2) + cuts.astype(np.int64)
+def _composite(keys: np.ndarray, cuts: np.ndarray, factor: int) -> np.ndarray:
+    return keys.astype(np.int64) * factor + cuts.astype(np.int64)
+
+
+def _factor(*cuts: np.ndarray) -> int:
+    return int(max((int(c.max()) for c in cuts if len(c)), default=0)) + 2
 
 
 def next_cut(ev_keys: np.ndarray, ev_cuts: np.ndarray, q_keys: np.ndarray, q_cuts: np.ndarray) -> np.ndarray:
@@ -61,12 +65,13 @@ def next_cut(ev_keys: np.ndarray, ev_cuts: np.ndarray, q_keys: np.ndarray, q_cut
     out = np.full(len(q_keys), INF, dtype=np.int64)
     if len(ev_keys) == 0 or len(q_keys) == 0:
         return out
-    comp = np.sort(_composite(ev_keys, ev_cuts))
-    i = np.searchsorted(comp, _composite(q_keys, q_cuts), side="right")
+    f = _factor(ev_cuts, q_cuts)
+    comp = np.sort(_composite(ev_keys, ev_cuts, f))
+    i = np.searchsorted(comp, _composite(q_keys, q_cuts, f), side="right")
     ok = i < len(comp)
     hit = comp[np.minimum(i, len(comp) - 1)]
-    ok &= hit // (INF * 2) == q_keys
-    out[ok] = hit[ok] % (INF * 2)
+    ok &= hit // f == q_keys
+    out[ok] = hit[ok] % f
     return out
 
 
@@ -76,13 +81,14 @@ def last_at_or_before(ev_keys: np.ndarray, ev_cuts: np.ndarray, q_keys: np.ndarr
     out = np.full(len(q_keys), -1, dtype=np.int64)
     if len(ev_keys) == 0 or len(q_keys) == 0:
         return out
-    comp = _composite(ev_keys, ev_cuts)
+    f = _factor(ev_cuts, q_cuts)
+    comp = _composite(ev_keys, ev_cuts, f)
     order = np.argsort(comp, kind="stable")
     comp = comp[order]
-    i = np.searchsorted(comp, _composite(q_keys, q_cuts), side="right") - 1
+    i = np.searchsorted(comp, _composite(q_keys, q_cuts, f), side="right") - 1
     ok = i >= 0
     hit = comp[np.maximum(i, 0)]
-    ok &= hit // (INF * 2) == q_keys
+    ok &= hit // f == q_keys
     out[ok] = order[i[ok]]
     return out
 
@@ -92,9 +98,10 @@ def count_at_or_before(ev_keys: np.ndarray, ev_cuts: np.ndarray, q_keys: np.ndar
     """For each query: how many events with the same key have cut <= query cut."""
     if len(ev_keys) == 0 or len(q_keys) == 0:
         return np.zeros(len(q_keys), dtype=np.int64)
-    comp = np.sort(_composite(ev_keys, ev_cuts))
-    upto = np.searchsorted(comp, _composite(q_keys, q_cuts), side="right")
-    start = np.searchsorted(comp, _composite(q_keys, np.zeros_like(q_cuts)), side="left")
+    f = _factor(ev_cuts, q_cuts)
+    comp = np.sort(_composite(ev_keys, ev_cuts, f))
+    upto = np.searchsorted(comp, _composite(q_keys, q_cuts, f), side="right")
+    start = np.searchsorted(comp, _composite(q_keys, np.zeros_like(q_cuts), f), side="left")
     return (upto - start).astype(np.int64)
 
 
@@ -342,13 +349,11 @@ def _rma_rows(cols, ro: RankOrder, clk: Clocks, reg: Regions, rma: np.ndarray) -
 
     # target side
     base = np.zeros(len(rma), dtype=np.int64)
-    ok = known.copy()
-    for i in range(len(rma)):
-        b = reg.base.get((int(win[i]), int(t_idx[i])))
-        if b is None:
-            ok[i] = False
-        else:
-            base[i] = 0 if b[1] == WinFlavor.DYNAMIC else b[0]
+    ok = np.zeros(len(rma), dtype=bool)
+    for (bw, br), (b, flavor) in reg.base.items():
+        hit = known & (win == bw) & (t_idx == br)
+        ok |= hit
+        base[hit] = 0 if flavor == WinFlavor.DYNAMIC else b
     lo = base + disp
     t_write = np.where(np.isin(op, list(GETS)) | ((atomic == 1) & (mop == NO_OP)), 0, 1)
     t_role = np.where(t_write == 1, TARGET_WRITE, TARGET_READ)

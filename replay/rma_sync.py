@@ -68,12 +68,16 @@ def _nth(keys: np.ndarray) -> np.ndarray:
 
 
 def _key(*parts: np.ndarray) -> np.ndarray:
-    """Row keys for several integer columns (exact, via np.unique over the stacked rows)."""
+    """Dense row keys (0..k-1) for several integer columns: mixed-radix codes of 1-D factorisations."""
     if len(parts[0]) == 0:
         return np.zeros(0, dtype=np.int64)
-    stacked = np.stack([p.astype(np.int64) for p in parts], axis=1)
-    _, inv = np.unique(stacked, axis=0, return_inverse=True)
-    return inv.reshape(-1).astype(np.int64)
+    code = np.zeros(len(parts[0]), dtype=np.int64)
+    for p in parts:
+        uniq, inv = np.unique(np.asarray(p).astype(np.int64), return_inverse=True)
+        code = code * len(uniq) + inv.reshape(-1)
+        if int(code.max()) > (1 << 40):
+            code = np.unique(code, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return np.unique(code, return_inverse=True)[1].reshape(-1).astype(np.int64)
 
 
 @dataclass
