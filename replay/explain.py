@@ -54,9 +54,11 @@ def clause_text(map_type: str, clause: str, construct_kind: int, implicit: bool 
     return f"map({map_type}: {clause})"
 
 
-def load_mapping_frames(log: EventLog) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """(constructs, maps, data_ops) views, reading only the construct, map and data-op events."""
-    ev = select_events(log, MAPPING_KINDS)
+def load_mapping_frames(log: EventLog, events: pl.DataFrame | None = None
+                        ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(constructs, maps, data_ops) views, reading only the construct, map and data-op events
+    (or taking them from ``events``, raw events with ``seq`` that include them)."""
+    ev = events if events is not None else select_events(log, MAPPING_KINDS)
     return family_view(log, "constructs", ev), family_view(log, "maps", ev), family_view(log, "data_ops", ev)
 
 
@@ -83,9 +85,10 @@ def match_data_ops(maps: pl.DataFrame, ops: pl.DataFrame) -> pl.DataFrame:
 _OP_COLUMNS = {"alloc": "alloc", "transfer_to": "copy_in", "transfer_from": "copy_out", "delete": "release"}
 
 
-def construct_items(log: EventLog) -> pl.DataFrame:
-    """One row per (construct instance, map item): what the runtime did to that item there."""
-    cons, maps, ops = load_mapping_frames(log)
+def construct_items(log: EventLog, events: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One row per (construct instance, map item): what the runtime did to that item there
+    (``events``: already-read raw events including the mapping kinds, see load_mapping_frames)."""
+    cons, maps, ops = load_mapping_frames(log, events)
     begins = cons.filter(pl.col("event") == "construct_begin").select(
         "rank", "construct", "construct_kind", "construct_kind_code", "device", "file", "line", "function",
         pl.col("seq").alias("begin_seq"), pl.col("time_ns").alias("begin_ns"), "thread")

@@ -25,14 +25,15 @@ def explain(
     from quiver.cli import fail
 
     from .explain import construct_items, explain_table, render_text, to_json
-    from .redundant import check_redundant_transfers
+    from .redundant import redundant_findings, survey
     from .registry import CheckOptions
 
     if fmt not in ("text", "json"):
         raise fail(f"unknown format {fmt!r}; use text or json")
     events = read_log(log)
-    items = construct_items(events)
-    findings = check_redundant_transfers(events, CheckOptions())
+    first = survey(events)
+    items = construct_items(events, first.events)
+    findings = redundant_findings(events, CheckOptions(), first)
     if variable is not None:
         items = items.filter(items["variable"] == variable)
         findings = [f for f in findings if f.variable == variable]

@@ -11,12 +11,14 @@ counted (libc reads them without instrumentation: printf, fwrite, memcpy).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 import polars as pl
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog, MapType
 
-from quiver.trace import select_events
+from quiver.trace import MAPPING_KINDS, SEQ_DTYPE, empty_events, select_events
 
 from .device_to_host import ACCESS, DATA_OP, LiveMappings, apply_data_op, lookup
 from .explain import clause_text, load_mapping_frames, match_data_ops, with_map_type_names
@@ -46,25 +48,65 @@ def _low_bit(x: int) -> int:
     return x & -x if x else 1 << 62
 
 
-def access_alignment(log: EventLog, ops: pl.DataFrame) -> int:
-    """Largest power of two dividing the address and size of every access that may touch mapped
-    memory (host accesses inside the mapped host span, device accesses inside the device span)."""
-    spans = ops.select(pl.col("host_addr").min().alias("h0"), (pl.col("host_addr") + pl.col("bytes")).max().alias("h1"),
-                       pl.col("device_addr").min().alias("d0"),
-                       (pl.col("device_addr") + pl.col("bytes")).max().alias("d1")).row(0)
-    if spans[0] is None:
-        return 1 << 62
-    h0, h1, d0, d1 = (np.uint64(v) for v in spans)
-    bits = 0
+@dataclass
+class Survey:
+    """What one pass over the log tells before the replay: the control events (mapping kinds,
+    allocations, frees) and, per access alignment class, the address span of the accesses."""
+
+    events: pl.DataFrame
+    boxes: np.ndarray       # [class (1, 2, 4, 8-byte aligned), side (host, device), (lowest, highest end)]
+
+    def alignment(self, ops: pl.DataFrame) -> int:
+        """Largest power of two (at most MAX_GRANULE) dividing the address and size of every access
+        whose class span meets the mapped span of its side: host ranges for host accesses,
+        device ranges for device ones."""
+        if ops.is_empty():
+            return MAX_GRANULE
+        spans = ops.select(pl.col("host_addr").min().alias("h0"), (pl.col("host_addr") + pl.col("bytes")).max()
+                           .alias("h1"), pl.col("device_addr").min().alias("d0"),
+                           (pl.col("device_addr") + pl.col("bytes")).max().alias("d1")).row(0)
+        sides = ((spans[0], spans[1]), (spans[2], spans[3]))
+        for c in range(len(self.boxes)):
+            for side, (lo, hi) in enumerate(sides):
+                b_lo, b_hi = self.boxes[c, side]
+                if b_lo < b_hi and b_lo < hi and lo < b_hi:
+                    return 1 << c
+        return MAX_GRANULE
+
+
+SURVEY_KINDS = np.array([int(k) for k in (*MAPPING_KINDS, EventKind.ALLOC, EventKind.FREE)], dtype=np.int16)
+
+
+def survey(log: EventLog) -> Survey:
+    """One streaming pass: keep the control events, and bound the accesses per alignment class."""
+    classes = MAX_GRANULE.bit_length()
+    boxes = np.zeros((classes, 2, 2), dtype=np.uint64)
+    boxes[:, :, 0] = np.iinfo(np.uint64).max
+    parts: list[pl.DataFrame] = []
+    offset = 0
     for batch in log.batches():
-        acc = batch["kind"] == ACCESS
-        if not acc.any():
-            continue
-        addr, size, dev = batch["addr"][acc], batch["size"][acc], batch["device"][acc]
-        inside = np.where(dev < 0, (addr >= h0) & (addr < h1), (addr >= d0) & (addr < d1))
-        if inside.any():
-            bits |= int(np.bitwise_or.reduce(addr[inside] | size[inside]))
-    return _low_bit(bits)
+        kind = batch["kind"]
+        keep = np.flatnonzero(np.isin(kind, SURVEY_KINDS))
+        if len(keep):
+            cols = {"seq": pl.Series((keep + offset).astype(np.int64)).cast(SEQ_DTYPE)}
+            cols.update({name: col[keep] for name, col in batch.items()})
+            parts.append(pl.DataFrame(cols))
+        offset += len(kind)
+        acc = kind == ACCESS
+        if acc.any():
+            addr, size, side = batch["addr"][acc], batch["size"][acc], (batch["device"][acc] >= 0).astype(np.int64)
+            v = addr | size
+            low = v & (~v + np.uint64(1))
+            cls = np.minimum(np.log2(np.maximum(low, 1).astype(np.float64)).astype(np.int64), classes - 1)
+            ends = addr + np.maximum(size, 1)
+            for c in np.unique(cls):
+                for s in (0, 1):
+                    m = (cls == c) & (side == s)
+                    if m.any():
+                        boxes[c, s, 0] = min(boxes[c, s, 0], addr[m].min())
+                        boxes[c, s, 1] = max(boxes[c, s, 1], ends[m].max())
+    events = pl.concat(parts, rechunk=True) if parts else empty_events()
+    return Survey(events, boxes)
 
 
 class Shadow:
@@ -73,6 +115,7 @@ class Shadow:
     granules are exact."""
 
     def __init__(self, ops: pl.DataFrame, nranks: int, ndev: int, alignment: int) -> None:
+        # granule: the largest power of two (<= MAX_GRANULE) dividing every mapped range and access
         ranges = ops.filter(pl.col("op").is_in(["transfer_to", "transfer_from", "alloc", "delete"])).select(
             "rank", pl.col("host_addr").alias("lo"), (pl.col("host_addr") + pl.col("bytes")).alias("hi"))
         ranges = ranges.filter(pl.col("hi") > pl.col("lo"))
@@ -236,9 +279,11 @@ def _encode(kind, rank, device, addr, addr2, size, op, free_size, dev_index,
     return code, dev, lo, sz
 
 
-def free_sizes(log: EventLog) -> pl.DataFrame:
-    """(seq, bytes) of every FREE whose block was allocated in the log."""
-    ev = select_events(log, [EventKind.ALLOC, EventKind.FREE], columns=("kind", "rank", "addr", "size"))
+def free_sizes(log: EventLog, events: pl.DataFrame | None = None) -> pl.DataFrame:
+    """(seq, bytes) of every FREE whose block was allocated in the log (``events``: raw events
+    with ``seq`` including the ALLOC and FREE rows, read from the log when None)."""
+    ev = events if events is not None else select_events(log, [EventKind.ALLOC, EventKind.FREE],
+                                                         columns=("kind", "rank", "addr", "size"))
     allocs = ev.filter(pl.col("kind") == int(EventKind.ALLOC)).select("rank", "addr", "seq", "size").sort("seq")
     frees = ev.filter(pl.col("kind") == FREE).select("rank", "addr", "seq").sort("seq")
     if frees.is_empty() or allocs.is_empty():
@@ -247,9 +292,10 @@ def free_sizes(log: EventLog) -> pl.DataFrame:
                            check_sortedness=False).drop_nulls("size").select("seq", "size")
 
 
-def transfer_waste(log: EventLog) -> pl.DataFrame:
+def transfer_waste(log: EventLog, first: Survey | None = None) -> pl.DataFrame:
     """Every transfer with the bytes of it that were read on the other side and the bytes wasted."""
-    _cons, _maps, ops = load_mapping_frames(log)
+    first = first if first is not None else survey(log)
+    _cons, _maps, ops = load_mapping_frames(log, first.events)
     xfers = ops.filter(pl.col("op").is_in(["transfer_to", "transfer_from"])).sort("seq")
     if xfers.is_empty():
         return xfers.with_columns(pl.lit(0, pl.Int64).alias("used_bytes"), pl.lit(0, pl.Int64).alias("wasted_bytes"),
@@ -259,17 +305,17 @@ def transfer_waste(log: EventLog) -> pl.DataFrame:
     for i, d in enumerate(d for d in devices if d >= 0):
         dev_index[d] = i
     nranks = int(max(ops["rank"].max() or 0, 0)) + 1
-    shadow = Shadow(ops, nranks, len(devices), access_alignment(log, ops))
+    shadow = Shadow(ops, nranks, len(devices), first.alignment(ops))
     live = LiveMappings(ops.filter(pl.col("op").is_in(["alloc", "associate"])).height)
     xfer_seq = xfers["seq"].to_numpy().astype(np.int64)
-    frees = free_sizes(log)
+    frees = free_sizes(log, first.events)
     free_seq = frees["seq"].to_numpy().astype(np.int64)
     free_bytes = frees["size"].to_numpy().astype(np.uint64)
     n = len(xfer_seq)
     wasted = np.zeros(n, dtype=np.int64)
     used = np.zeros(n, dtype=np.int64)
     reason = np.zeros(n, dtype=np.int32)
-    first = np.full(n, -1, dtype=np.int64)
+    first_addr = np.full(n, -1, dtype=np.int64)
     offset = 0
     kinds = np.array([int(EventKind.DATA_OP), ACCESS, FREE], dtype=np.int16)
     for batch in log.batches():
@@ -292,13 +338,13 @@ def transfer_waste(log: EventLog) -> pl.DataFrame:
         keep = code >= 0
         _step(code[keep], cols["rank"][keep].astype(np.int64), dev[keep], lo[keep], sz[keep], xfer[keep],
               shadow.seg_lo, shadow.seg_hi, shadow.seg_off, shadow.rank_first, np.int64(shadow.granule),
-              shadow.host, shadow.dev, wasted, used, reason, first)
+              shadow.host, shadow.dev, wasted, used, reason, first_addr)
     if not log.truncated:
-        _unread_at_end(shadow, wasted, reason, first)
+        _unread_at_end(shadow, wasted, reason, first_addr)
     return xfers.with_columns(
         pl.Series("used_bytes", np.minimum(used, xfers["bytes"].to_numpy().astype(np.int64))),
         pl.Series("wasted_bytes", np.minimum(wasted, xfers["bytes"].to_numpy().astype(np.int64))),
-        pl.Series("reason", reason), pl.Series("first_wasted", first))
+        pl.Series("reason", reason), pl.Series("first_wasted", first_addr))
 
 
 def _unread_at_end(shadow: Shadow, wasted: np.ndarray, reason: np.ndarray, first: np.ndarray) -> None:
@@ -347,13 +393,19 @@ def _fix(direction: str, kind_code: int, map_type: int | None, map_name: str, cl
 
 def check_redundant_transfers(log: EventLog, options: CheckOptions) -> list[Finding]:
     """Findings of kind ``redundant-transfer``: one per (construct site, variable, direction, clause)."""
+    return redundant_findings(log, options)
+
+
+def redundant_findings(log: EventLog, options: CheckOptions, first: Survey | None = None) -> list[Finding]:
+    """``check_redundant_transfers`` reusing a ``survey`` the caller already made."""
     if not log.run.get("has_accesses", True):
         return []
-    waste = transfer_waste(log)
+    first = first if first is not None else survey(log)
+    waste = transfer_waste(log, first)
     if waste.is_empty():
         return []
     min_fraction = float(options.extra.get("redundant_min_fraction", 0.5))
-    cons, maps, _ops = load_mapping_frames(log)
+    cons, maps, _ops = load_mapping_frames(log, first.events)
     matched = match_data_ops(maps, waste.drop("clause_index", strict=False))
     begins = cons.filter(pl.col("event") == "construct_begin").select(
         "rank", "construct", "construct_kind", "construct_kind_code", pl.col("file").alias("c_file"),
