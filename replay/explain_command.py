@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Annotated
 
+import polars as pl
 import typer
 
 
@@ -20,20 +21,25 @@ def explain(
     bytes; then the transfers that were never needed (redundant-transfer) and the clause to change.
 
     Always exits 0 on a readable log: this is advice, not a verdict (see `trace analyze`)."""
-    from quiver.formats import read_log
+    from quiver.formats.logset import open_logs
 
     from quiver.cli import fail
 
     from .explain import construct_items, explain_table, render_text, to_json
+    from .findings import merge_findings
     from .redundant import redundant_findings, survey
     from .registry import CheckOptions
 
     if fmt not in ("text", "json"):
         raise fail(f"unknown format {fmt!r}; use text or json")
-    events = read_log(log)
-    first = survey(events)
-    items = construct_items(events, first.events)
-    findings = redundant_findings(events, CheckOptions(), first)
+    logs = open_logs(log)
+    parts, findings = [], []
+    for events in logs:                     # one file, or one per rank for a split log
+        first = survey(events)
+        parts.append(construct_items(events, first.events))
+        findings.extend(redundant_findings(events, CheckOptions(), first))
+    items = pl.concat(parts)
+    findings = merge_findings(findings)
     if variable is not None:
         items = items.filter(items["variable"] == variable)
         findings = [f for f in findings if f.variable == variable]
@@ -44,7 +50,7 @@ def explain(
     if fmt == "json":
         text = json.dumps({"log": str(log), **to_json(table, findings)}, indent=2, sort_keys=True) + "\n"
     else:
-        text = render_text(table, findings, ranks=int(events.run.get("ranks", 1) or 1))
+        text = render_text(table, findings, ranks=int(logs.run.get("ranks", 1) or 1))
     if output is not None:
         try:
             output.write_text(text)
