@@ -116,3 +116,39 @@ def test_report_is_deterministic(mpi_record):
     a = [f.to_dict() for f in check_rma(read_log(rec.log))]
     b = [f.to_dict() for f in check_rma(read_log(rec.log))]
     assert a == b and len(a) == 2
+
+
+def analyze_json(log, *extra):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    trace = str(Path(sys.executable).with_name("trace"))
+    proc = subprocess.run([trace, "analyze", "--check", "rma", "--format", "json", *extra, str(log)],
+                          capture_output=True, text=True, check=False)
+    return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else None, proc.stderr
+
+
+def test_trace_analyze_json_reports_every_race(mpi_record):
+    rec = mpi_record("every_race")
+    code, report, err = analyze_json(rec.log)
+    assert code == 1, err
+    p = rec.program
+    got = sorted((f["access"]["line"], f["related"][0]["line"]) for f in report["findings"])
+    assert got == p.expected
+    for f in report["findings"]:
+        assert f["kind"] == "rma-race" and f["related"][0]["role"] == "other-access"
+        assert f["details"]["ranks"] and f["fix"]
+
+
+def test_trace_analyze_clean_program_exits_0(mpi_record):
+    code, report, err = analyze_json(mpi_record("flush_barrier_safe").log)
+    assert code == 0, err
+    assert report["findings"] == []
+
+
+def test_trace_analyze_baseline_flag(mpi_record):
+    code, report, err = analyze_json(mpi_record("flush_barrier_safe").log, "--baseline")
+    assert code == 1, err
+    assert {f["details"]["analysis"] for f in report["findings"]} == {"baseline (seed 001 epochs)"}
