@@ -83,10 +83,11 @@ def export(
         if not is_parquet_export(out):
             raise fail(f"{out} exists and is not a quiver Parquet export; choose another -o")
     if check:
-        from quiver.replay.registry import CHECKERS
-        unknown = [c for c in check if c not in CHECKERS]
-        if unknown:
-            raise fail(f"unknown checker {unknown[0]!r}; known: {', '.join(CHECKERS)}")
+        from quiver.replay.run_checks import UnknownCheck, resolve_checks
+        try:
+            check = resolve_checks(check)
+        except UnknownCheck as e:
+            raise fail(str(e)) from None
     try:
         if to == "parquet":
             written = _export_parquet(logs, out, rank_list, from_ns, to_ns, findings, check)

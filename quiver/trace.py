@@ -114,30 +114,20 @@ class Trace:
         return log_summary(self.log, self.events)
 
     # --- analysis -------------------------------------------------------------------------
-    def check(self, checks: Iterable[str] | None = None, **options: Any) -> list:
-        """Run checkers (default: the default ones that are installed) and return merged ``Finding``s.
+    def check(self, checks: Iterable[str] | str | None = None, **options: Any) -> list:
+        """Run checkers and return their merged ``Finding``s, as `trace analyze` does.
 
-        ``checks`` names checkers of ``quiver.replay.registry.CHECKERS`` (e.g. ``["mapping",
-        "redundant-transfer"]``); keyword options go to ``CheckOptions``."""
-        from quiver.replay.findings import merge_findings
-        from quiver.replay.registry import CHECKERS, CheckOptions, available_checkers, default_checkers
+        ``checks`` names checkers of ``quiver.replay.registry.CHECKERS`` (``"mapping"``,
+        ``["rma", "redundant-transfer"]``, ``"all"``; default: the default set); keyword options
+        go to ``CheckOptions`` (``max_schedules``, ``baseline``, ``extra``). Raises ValueError
+        for an unknown name."""
+        from quiver.replay.registry import CheckOptions
+        from quiver.replay.run_checks import resolve_checks, run_checks
 
-        have = available_checkers()
-        names = list(checks) if checks is not None else [c for c in default_checkers() if c in have]
-        unknown = [n for n in names if n not in CHECKERS]
-        if unknown:
-            raise KeyError(f"unknown checker {unknown[0]!r}; known: {', '.join(CHECKERS)}")
-        missing = [n for n in names if n not in have]
-        if missing:
-            raise KeyError(f"checker {missing[0]!r} is not available in this installation")
-        extra = options.pop("extra", {})
-        opts = CheckOptions(**options, extra=extra)
-        found = []
-        for name in names:
-            found.extend(have[name](self.log, opts))
-        return merge_findings(found)
+        names = resolve_checks([checks] if isinstance(checks, str) else checks)
+        return run_checks(self.log, names, CheckOptions(**options)).findings
 
-    def findings(self, checks: Iterable[str] | None = None, **options: Any) -> pl.DataFrame:
+    def findings(self, checks: Iterable[str] | str | None = None, **options: Any) -> pl.DataFrame:
         """``check`` as a DataFrame, one row per finding, in report order."""
         return findings_frame(self.check(checks, **options))
 

@@ -116,7 +116,7 @@ def test_parquet_never_replaces_a_directory_it_did_not_write(saxpy_log, tmp_path
     (["--to", "svg"], "unknown export format 'svg'"),
     (["--to", "perfetto", "--ranks", "a,b"], "bad --ranks"),
     (["--to", "perfetto", "--from-ns", "9", "--to-ns", "3"], "is after --to-ns"),
-    (["--to", "perfetto", "--check", "nope"], "unknown checker 'nope'"),
+    (["--to", "perfetto", "--check", "nope"], "unknown check 'nope'"),
 ])
 def test_bad_options_are_one_line_and_exit_2(saxpy_log, args, message):
     proc = run_trace("export", saxpy_log, *args)
