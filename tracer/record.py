@@ -83,6 +83,10 @@ def tracer_env(raw_dir: Path, libdir: Path, mpi: bool, base: dict[str, str] | No
     env["LD_PRELOAD"] = ":".join(libs)
     env["QUIVER_RAW_DIR"] = str(raw_dir)
     env.pop("QUIVER_RANK", None)
+    if mpi:  # the launcher's own processes have no rank: they must not record as rank 0
+        env["QUIVER_EXPECT_RANK"] = "1"
+    else:
+        env.pop("QUIVER_EXPECT_RANK", None)
     return env
 
 
@@ -133,7 +137,10 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
     if raw.exists():
         shutil.rmtree(raw)
     raw.mkdir(parents=True)
-    instrumented = is_instrumented(prog)
+    # under a launcher given as the program, the recorded binary is further down argv
+    target = next((resolve_program(a) for a in argv[1:] if resolve_program(a) and is_instrumented(
+        resolve_program(a))), None) if Path(argv[0]).name.startswith(("mpiexec", "mpirun", "srun")) else None
+    instrumented = is_instrumented(target or prog)
     warnings = []
     if not instrumented:
         msg = (f"warning: {argv[0]} was not built with `trace cc`: memory accesses are missing "

@@ -285,6 +285,7 @@ int qv_thread_id(void) {
 }
 
 void qv_emit(const qv_event_t *e) {
+  if (__builtin_expect(__atomic_load_n(&g_state, __ATOMIC_RELAXED) == 2, 0)) return;
   qv_tbuf *b = my_buf();
   if (!b) return;
   if (__builtin_expect(e->kind == 50, 1) && atomic_load_explicit(&g_drop_access, memory_order_relaxed)) return;
@@ -355,6 +356,12 @@ __attribute__((destructor)) static void at_unload(void) {
   if (qv_active()) qv_flush_all();
 }
 
+/* A forked child must not write into the parent's files (same fds, same rank). */
+static void fork_child(void) {
+  __atomic_store_n(&g_state, 2, __ATOMIC_RELEASE);
+  t_buf = NULL;
+}
+
 static int env_int(const char *name, int *out) {
   const char *v = getenv(name);
   if (!v || !*v) return 0;
@@ -375,9 +382,27 @@ int qv_init(void) {
       const char *lim = getenv("QUIVER_RAW_LIMIT_MB");
       if (lim && *lim && atoll(lim) >= 0) g_limit_bytes = (uint64_t)atoll(lim) << 20;
       mkdir(g_dir, 0755);
-      if (!env_int("QUIVER_RANK", &g_rank) && !env_int("PMI_RANK", &g_rank) &&
-          !env_int("OMPI_COMM_WORLD_RANK", &g_rank))
-        g_rank = 0;
+      int have_rank = env_int("QUIVER_RANK", &g_rank) || env_int("PMI_RANK", &g_rank) ||
+                      env_int("OMPI_COMM_WORLD_RANK", &g_rank);
+      if (!have_rank) g_rank = 0;
+      /* One process per rank records: not the launcher (QUIVER_EXPECT_RANK set by `trace record
+       * -n` and no rank in the environment), not a program the recorded one starts. */
+      char own[QV_PATH_MAX + 32];
+      snprintf(own, sizeof own, "%s/r%d.owner", g_dir, g_rank);
+      int ofd = -1;
+      if (have_rank || !getenv("QUIVER_EXPECT_RANK"))
+        ofd = open(own, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (ofd < 0) {
+        __atomic_store_n(&g_state, 2, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&g_init_mu);
+        return 0;
+      }
+      char pid[24];
+      int pn = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+      write_all(ofd, pid, (size_t)pn);
+      close(ofd);
+      g_rank_locked = 1;
+      pthread_atfork(NULL, NULL, fork_child);
       pthread_key_create(&g_key, thread_exit);
       struct sigaction sa;
       memset(&sa, 0, sizeof sa);

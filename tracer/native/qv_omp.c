@@ -296,9 +296,40 @@ static void on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t endpoint, in
     e.loc_str = t->cur_loc_str;
     qv_emit(&e);
     t->cur_construct = -1;
+    t->cur_loc_str = -1;
+    t->cur_task = -1;
     t->nargs = 0;
     qv_flush_thread(); /* a killed program keeps everything up to its last construct */
   }
+}
+
+/* Is `dev` inside a live device copy? Linear scan: only asked for transfers, which are rare. */
+static int in_any_devmap(uintptr_t dev) {
+  int found = 0;
+  pthread_mutex_lock(&g_devmap_mu);
+  for (size_t i = 0; i < QV_DEVMAP && !found; i++)
+    if (g_devmap[i].dev && g_devmap[i].dev != (uintptr_t)-1 && g_devmap[i].dev <= dev &&
+        dev < g_devmap[i].dev + g_devmap[i].size)
+      found = 1;
+  pthread_mutex_unlock(&g_devmap_mu);
+  return found;
+}
+
+/* A transfer to/from device memory that no alloc produced: a `declare target` variable,
+ * whose device copy lives in the device image. Say so once with an ASSOCIATE (aux 1). */
+static int32_t name_of_host(const qv_tls *t, uintptr_t h);
+
+static void associate_if_unknown(qv_tls *t, const qv_event_t *xfer) {
+  if (!xfer->addr || !xfer->addr2 || in_any_devmap(xfer->addr2)) return;
+  devmap_put(xfer->addr2, xfer->addr, xfer->size);
+  qv_track_host(xfer->addr, xfer->addr + xfer->size);
+  qv_track_device(xfer->addr2, xfer->addr2 + xfer->size);
+  qv_event_t a = *xfer;
+  a.op = 5;
+  a.aux = 1;
+  a.name = name_of_host(t, a.addr);
+  a.time_ns = xfer->time_ns ? xfer->time_ns - 1 : 0;
+  qv_emit(&a);
 }
 
 static int32_t name_of_host(const qv_tls *t, uintptr_t h) {
@@ -327,16 +358,22 @@ static void on_data_op_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *target_t
     return;
   }
   int op = (int)optype & 0xf;
+  int in_construct = t->cur_construct >= 0;
   qv_event_t e = QV_EVENT_INIT;
   e.kind = QV_K_DATA_OP;
   e.time_ns = t->dop_t0 ? t->dop_t0 : 0;
   t->dop_t0 = 0;
   e.op = op;
   e.size = bytes;
-  e.id = target_data ? (int64_t)target_data->value : -1;
+  /* device memory routines (omp_target_alloc/memcpy/...) run outside any construct */
+  e.id = in_construct && target_data ? (int64_t)target_data->value : -1;
   e.id2 = target_task_of(target_task_data);
-  if (e.id2 < 0) e.id2 = t->cur_task;
-  e.loc_str = t->cur_loc_str;
+  if (e.id2 < 0 && in_construct) e.id2 = t->cur_task;
+  e.loc_str = in_construct ? t->cur_loc_str : -1;
+  if (!in_construct) {
+    e.pc = (uintptr_t)codeptr_ra;
+    e.flags = QV_F_PC_RET;
+  }
   uintptr_t src = (uintptr_t)src_addr, dst = (uintptr_t)dest_addr;
   switch (op) {
     case 1: /* alloc */
@@ -345,18 +382,20 @@ static void on_data_op_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *target_t
       e.addr2 = dst;
       e.device = dest_device_num;
       devmap_put(dst, src, bytes);
-      qv_track_host(src, src + bytes);
+      if (src) qv_track_host(src, src + bytes);
       qv_track_device(dst, dst + bytes);
       break;
     case 2: /* to device */
       e.addr = src;
       e.addr2 = dst;
       e.device = dest_device_num;
+      associate_if_unknown(t, &e);
       break;
     case 3: /* from device */
       e.addr = dst;
       e.addr2 = src;
       e.device = src_device_num;
+      associate_if_unknown(t, &e);
       break;
     default: { /* delete / disassociate: only the device address is given */
       uintptr_t host = 0, size = 0;
