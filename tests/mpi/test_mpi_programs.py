@@ -15,7 +15,7 @@ from quiver.replay.findings import FindingKind
 from quiver.replay.registry import CheckOptions
 from quiver.replay.rma import check_rma
 
-pytestmark = pytest.mark.mpi
+pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
 PROGRAMS = [p for p in all_programs() if p.name not in ("exit_status",)]
 
