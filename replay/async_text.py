@@ -6,6 +6,8 @@ Why: race and schedule findings talk about constructs ("the kernel of `target no
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog
 
@@ -81,7 +83,8 @@ class RowText:
             verb = "write" if write else "read"
             if int(c["op"][row]) & 2:
                 verb = "atomic " + verb
-            where = self.site(row).short()
+            site = self.site(row)
+            where = f"{os.path.basename(site.file)}:{site.line}" if site.line > 0 else "an unknown line"
             if int(c["device"][row]) >= 0:
                 return f"the {verb} at {where} in the kernel of {self.construct_name(ci)}"
             return f"the host {verb} at {where}"
@@ -99,6 +102,11 @@ class RowText:
                 return f"the allocation of the device copy {by}"
             return f"the release of the device copy {by}"
         return "an operation"
+
+    def unit_site(self, ctx: int) -> Site | None:
+        """Where a deferred target task was launched (its construct's line)."""
+        ci = self.task_construct(ctx)
+        return self.site(int(self.tasks.constructs.row[ci]), side="host") if ci >= 0 else None
 
     def unit_name(self, ctx: int) -> str:
         """How a deferred target task is called in a witness: "the kernel at line 9"."""

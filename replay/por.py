@@ -13,7 +13,9 @@ host gap per unit, propagated along the order; no cycles), so no branch is a dea
 complete choice is a distinct class. 16 kernels on disjoint data: 16 decisions, one schedule.
 
 The first schedule is the synchronous one (every unit in its earliest slot, launch order), as in seed
-000 Theorem 1. The search is deterministic and bounded (``max_schedules``, ``max_steps``).
+000 Theorem 1. The search is deterministic and bounded (``max_schedules``, ``max_steps``); ``frozen``
+units keep their synchronous slot, so independent windows of a long run can be explored one at a
+time (``synchronisation_windows``).
 Elements are numbered: units ``0..k-1``, host elements ``k..k+m-1`` (chain order).
 """
 
@@ -31,6 +33,7 @@ class PorProblem:
     unit_preds: list[list[int]]     # units that must run before unit u
     host_conflicts: list[list[int]]  # per unit: host elements (0..m-1) it conflicts with
     unit_conflicts: list[list[int]]  # per unit: units it conflicts with
+    frozen: frozenset[int] = frozenset()  # units kept in their first (synchronous) slot
 
 
 @dataclass
@@ -145,7 +148,7 @@ def enumerate_schedules(p: PorProblem, max_schedules: int, max_steps: int = 200_
         hs = sorted(h for h in set(p.host_conflicts[u]) if lo <= h < hi)
         bounds = [lo, *[h + 1 for h in hs]]
         ends = [*hs, hi]
-        slots.append(list(zip(bounds, ends)))
+        slots.append(list(zip(bounds, ends))[:1] if u in p.frozen else list(zip(bounds, ends)))
     # decisions: per unit (topological order) its slot, then its order with each earlier conflicting unit
     decisions: list[tuple[int, int]] = []
     for u in topo:
@@ -227,3 +230,19 @@ def _realize(k: int, m: int, cons: _Constraints, topo: list[int]) -> list[int]:
         if g < m:
             seq.append(k + g)
     return seq
+
+
+def synchronisation_windows(lo: list[int], hi: list[int]) -> list[list[int]]:
+    """Groups of units whose windows (host gaps ``lo..hi``) overlap, in order: the other groups' units
+    can never be reordered with them, so each group's schedules can be explored on its own."""
+    order = sorted(range(len(lo)), key=lambda u: (lo[u], u))
+    groups: list[list[int]] = []
+    reach = -1
+    for u in order:
+        if groups and lo[u] <= reach:
+            groups[-1].append(u)
+            reach = max(reach, hi[u])
+        else:
+            groups.append([u])
+            reach = hi[u]
+    return [sorted(g) for g in groups]

@@ -24,7 +24,7 @@ from .async_text import RowText
 from .findings import Finding, Related
 from .happens_before import build_happens_before
 from .mapping_events import Detection, control_events_from_columns
-from .por import enumerate_schedules
+from .por import enumerate_schedules, synchronisation_windows
 from .registry import CheckOptions
 from .schedule_model import ScheduleModel, build_schedule_model
 from .tasks import build_task_model
@@ -36,44 +36,92 @@ def detection_key(d: Detection) -> tuple:
     return (d.kind, d.rank, d.device, d.loc, d.name, d.clause_event)
 
 
+# at most this many schedules in all, whatever the number of synchronisation windows
+TOTAL_SCHEDULES_PER_WINDOW_BOUND = 16
+
+
 @dataclass
 class Exploration:
     """The schedules explored and the VSM's detections in each (schedule 0 is the synchronous one)."""
 
     model: ScheduleModel
-    schedules: list[list[int]]
-    orders: list[np.ndarray]
+    schedules: list[list[int]]       # element sequences (``ScheduleModel.order`` gives the rows)
     found: list[set[tuple]]          # detection keys per schedule
     recorded: set[tuple]             # detection keys of the recorded run
     complete: bool                   # every distinct schedule was explored
+    windows: int = 1                 # synchronisation windows explored one at a time
 
     @property
     def n(self) -> int:
         return len(self.schedules)
 
 
+def _first_difference(a: np.ndarray, b: np.ndarray) -> int:
+    diff = np.flatnonzero(a != b)
+    return int(diff[0]) if len(diff) else len(a)
+
+
 def explore(columns: dict[str, np.ndarray], model: ScheduleModel, max_schedules: int) -> Exploration:
-    """Enumerate the schedules and replay the VSM on each, forking after the common prefix."""
-    por = enumerate_schedules(model.problem(), max(1, max_schedules))
-    orders = [model.order(s) for s in por.schedules]
-    n = model.n_rows
-    identity = np.arange(n, dtype=np.int64)
-    prefix = n
-    for o in orders:
-        diff = np.flatnonzero(o != identity)
-        prefix = min(prefix, int(diff[0]) if len(diff) else n)
+    """Enumerate the schedules window by window and replay the VSM on each.
+
+    Units of one synchronisation window (``por.synchronisation_windows``) are reordered while every
+    other unit keeps its synchronous slot; up to ``max_schedules`` schedules per window, and at most
+    16 times that in all. One VSM session follows the synchronous schedule and is forked where a
+    window's schedules (or the recorded run) first differ from it, so shared prefixes run once.
+    """
+    max_schedules = max(1, max_schedules)
+    problem = model.problem()
+    k = model.n_units
+    lo = [a + 1 for a in problem.after_host]
+    windows = synchronisation_windows(lo, problem.before_host) if k else []
+    schedules: list[list[int]] = []
+    complete = True
+    budget = max_schedules * TOTAL_SCHEDULES_PER_WINDOW_BOUND
+    per_window: list[list[int]] = []      # schedule indices of each window (the synchronous one is 0)
+    for group in windows:
+        frozen = frozenset(range(k)) - frozenset(group)
+        por = enumerate_schedules(replace(problem, frozen=frozen), max_schedules)
+        complete &= por.complete
+        if not schedules:
+            schedules.append(por.schedules[0])
+        mine = []
+        for sched in por.schedules[1:]:
+            if len(schedules) >= budget:
+                complete = False
+                break
+            mine.append(len(schedules))
+            schedules.append(sched)
+        per_window.append(mine)
+    if not schedules:
+        schedules.append(enumerate_schedules(problem, 1).schedules[0])
+
     control = control_events_from_columns(columns)
+    sync = model.order(schedules[0])
+    identity = np.arange(model.n_rows, dtype=np.int64)
+    # fork points along the synchronous schedule, in order
+    # (fork point along the synchronous schedule, schedule index; -1 = the recorded run), in order;
+    # orders are recomputed rather than kept: one is as long as the log
+    forks = [(_first_difference(identity, sync), -1)]
+    forks += [(_first_difference(model.order(schedules[i]), sync), i) for mine in per_window for i in mine]
+    forks.sort()
+    found: list[set[tuple]] = [set() for _ in schedules]
+    recorded: set[tuple] = set()
     base = VsmSession.for_control(control)
-    base.apply(columns, rows=identity[:prefix])
-    rec = base.copy()
-    rec.apply(columns, rows=identity[prefix:])
-    recorded = {detection_key(d) for d in rec.detections()}
-    found = []
-    for o in orders:
-        s = base.copy()
-        s.apply(columns, rows=o[prefix:])
-        found.append({detection_key(d) for d in s.detections()})
-    return Exploration(model, por.schedules, orders, found, recorded, por.complete)
+    at = 0
+    for start, i in forks:
+        base.apply(columns, rows=sync[at:start])
+        at = start
+        o = identity if i < 0 else model.order(schedules[i])
+        fork = base.copy()
+        fork.apply(columns, rows=o[start:])
+        keys = {detection_key(d) for d in fork.detections()}
+        if i < 0:
+            recorded = keys
+        else:
+            found[i] = keys
+    base.apply(columns, rows=sync[at:])
+    found[0] = {detection_key(d) for d in base.detections()}
+    return Exploration(model, schedules, found, recorded, complete, len(windows))
 
 
 class WitnessText:
@@ -172,15 +220,16 @@ def schedule_findings(log: EventLog, columns: dict[str, np.ndarray], ex: Explora
         if k == n and recorded:
             continue    # every schedule and the recorded run: the mapping checker reports it
         w = first_seen[key]
-        dets = [d for d in run_vsm(columns, order=ex.orders[w], control=control).detections
+        dets = [d for d in run_vsm(columns, order=ex.model.order(ex.schedules[w]), control=control).detections
                 if detection_key(d) == key]
         if not dets:
             continue
         witness = words.describe(ex.schedules[w], sync)
         order_fix = words.fix(ex.schedules[w], sync)
         of = f"{n}" if ex.complete else f"the first {n} explored"
-        tail = (f" — in {k} of {of} schedules ({'also' if recorded else 'not'} in the recorded run); "
-                f"witness: {witness}")
+        tail = f" — in {k} of {of} schedules ({'also' if recorded else 'not'} in the recorded run)"
+        moved = words.moved_units(ex.schedules[w], sync) or list(range(ex.model.n_units))
+        witness_site = text.unit_site(int(ex.model.unit_ctx[moved[0]])) if moved else None
         for f in diagnose(log, control, dets, dropped=0):
             details = dict(f.details)
             details["schedules"] = {"k": k, "n": n, "complete": ex.complete, "recorded": recorded,
@@ -191,7 +240,7 @@ def schedule_findings(log: EventLog, columns: dict[str, np.ndarray], ex: Explora
             fix = order_fix if order_fix is not None else f.fix
             out.append(replace(
                 f, message=f.message + tail, details=details, fix=fix,
-                related=[*f.related, Related("witness-schedule", f.access, witness)]))
+                related=[*f.related, Related("witness-schedule", witness_site or f.access, witness)]))
     return out
 
 

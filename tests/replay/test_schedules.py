@@ -179,3 +179,28 @@ def test_report_is_deterministic(tmp_path):
     one = [f.to_dict() for f in check_schedules(log, CheckOptions())]
     two = [f.to_dict() for f in check_schedules(read_log(tmp_path / "run.arrow"), CheckOptions())]
     assert one == two
+
+
+def test_each_synchronisation_window_is_explored(tmp_path):
+    """A bug in the first window is found although 30 later windows each have two schedules."""
+    p = Program("windows.c")
+    a = p.var("a", 0x3000, 64)
+    b = p.var("b", 0x8000, 64)
+    p.target_data(4, [(a, "to"), (b, "alloc")])
+    t = p.nowait_target(6, [(a, "tofrom")], [(a, "w", 8)])
+    t.run(thread=0)
+    p.update(11, from_=[a])
+    p.read(a, 12)
+    p.taskwait(13)
+    for _ in range(30):
+        t = p.nowait_target(20, [(b, "tofrom")], [(b, "w", 21)])
+        t.run()
+        p.write(b, 22)                       # unordered with the kernel, but never read
+        p.taskwait(23)
+    p.end_target_data()
+    log = open_log(p, tmp_path)
+    ex = exploration(log)
+    assert ex.windows == 31 and ex.complete
+    assert ex.n == 1 + 2 + 30
+    found = check_schedules(log, CheckOptions())
+    assert summary(found) == [(FindingKind.USE_OF_STALE_DATA, "a", 12, 1, 33, False)]
