@@ -9,6 +9,7 @@ its own r<rank>.* files into the same raw directory and finalize merges them.
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import signal
@@ -37,6 +38,29 @@ class RecordResult:
     truncated: bool
     has_accesses: bool
     warnings: list[str] = field(default_factory=list)
+
+
+TMP_IMAGES = "/tmp/tmpfile_*"
+
+
+def remove_leftover_images(before: set[str], exe: Path) -> None:
+    """Delete device images the run extracted but the tracer never saw (a crash before the image
+    was loaded): new /tmp/tmpfile_* whose bytes are embedded in the executable."""
+    new = set(glob.glob(TMP_IMAGES)) - before
+    if not new:
+        return
+    try:
+        blob = exe.read_bytes()
+    except OSError:
+        return
+    for name in new:
+        try:
+            with open(name, "rb") as f:
+                head = f.read(4096)
+            if head.startswith(b"\x7fELF") and head in blob:
+                os.unlink(name)
+        except OSError:
+            pass
 
 
 def resolve_program(prog: str) -> Path | None:
@@ -149,10 +173,14 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
         warn(msg)
     env = tracer_env(raw, libdir, mpi=bool(ranks) or links_mpi_tracer(prog))
     cmd = [*launcher_prefix(ranks, launcher), *argv]
+    if ranks and shutil.which(cmd[0]) is None:
+        raise FileNotFoundError(cmd[0])
+    images_before = set(glob.glob(TMP_IMAGES))
     try:
         code = run_program(cmd, env)
     finally:
         cleanup_device_images(raw)
+        remove_leftover_images(images_before, target or prog)
     sig = -code if code < 0 else None
     status = code if code >= 0 else None
     # a launcher reports a rank killed by a signal as 128+sig or similar: the raw info knows
