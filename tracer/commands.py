@@ -54,8 +54,11 @@ def record(
         raise typer.Exit(2)
     try:
         result = do_record(program, output, ranks=ranks, launcher=launcher)
-    except FileNotFoundError:
-        print(f"trace: error: program not found: {program[0]}", file=sys.stderr)
+    except FileNotFoundError as e:
+        print(f"trace: error: program not found: {e.args[0] if e.args else program[0]}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    except PermissionError:
+        print(f"trace: error: cannot run {program[0]}: permission denied", file=sys.stderr)
         raise typer.Exit(2) from None
     except BuildError as e:
         print(f"trace: error: {e}", file=sys.stderr)

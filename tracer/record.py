@@ -156,6 +156,8 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
     prog = resolve_program(argv[0])
     if prog is None:
         raise FileNotFoundError(argv[0])
+    if not os.access(prog, os.X_OK):
+        raise PermissionError(argv[0])
     libdir = ensure_built()
     raw = raw_dir_for(out)
     if raw.exists():
