@@ -96,7 +96,11 @@ def links_mpi_tracer(path: Path | None) -> bool:
         return False
 
 
-def tracer_env(raw_dir: Path, libdir: Path, mpi: bool, base: dict[str, str] | None = None) -> dict[str, str]:
+LAUNCHERS = ("mpiexec", "mpirun", "srun")
+
+
+def tracer_env(raw_dir: Path, libdir: Path, mpi: bool, base: dict[str, str] | None = None,
+               launched: bool = False) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
     libs = []
     if mpi:  # first: its load/store callbacks watch window memory and pass other accesses on
@@ -107,7 +111,7 @@ def tracer_env(raw_dir: Path, libdir: Path, mpi: bool, base: dict[str, str] | No
     env["LD_PRELOAD"] = ":".join(libs)
     env["QUIVER_RAW_DIR"] = str(raw_dir)
     env.pop("QUIVER_RANK", None)
-    if mpi:  # the launcher's own processes have no rank: they must not record as rank 0
+    if launched:  # the launcher's own processes have no rank: they must not record as rank 0
         env["QUIVER_EXPECT_RANK"] = "1"
     else:
         env.pop("QUIVER_EXPECT_RANK", None)
@@ -165,7 +169,7 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
     raw.mkdir(parents=True)
     # under a launcher given as the program, the recorded binary is further down argv
     target = next((resolve_program(a) for a in argv[1:] if resolve_program(a) and is_instrumented(
-        resolve_program(a))), None) if Path(argv[0]).name.startswith(("mpiexec", "mpirun", "srun")) else None
+        resolve_program(a))), None) if Path(argv[0]).name.startswith(LAUNCHERS) else None
     instrumented = is_instrumented(target or prog)
     warnings = []
     if not instrumented:
@@ -173,7 +177,8 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
                "(constructs and data movement are recorded)")
         warnings.append(msg)
         warn(msg)
-    env = tracer_env(raw, libdir, mpi=bool(ranks) or links_mpi_tracer(prog))
+    launched = bool(ranks) or target is not None or Path(argv[0]).name.startswith(LAUNCHERS)
+    env = tracer_env(raw, libdir, mpi=launched or links_mpi_tracer(prog), launched=launched)
     cmd = [*launcher_prefix(ranks, launcher), *argv]
     if ranks and shutil.which(cmd[0]) is None:
         raise FileNotFoundError(cmd[0])
