@@ -7,6 +7,7 @@ same whichever engine found it, and live here. docs/analyze.md lists the fix rul
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog, MapType
@@ -65,8 +66,8 @@ class Context:
     # ---- names and sites --------------------------------------------------------------------
     def site(self, loc: int, side: str = "host", device: int = -1, rank: int = 0, thread: int = 0) -> Site:
         sl = self.log.location(loc)
-        return Site(file=sl.file or "??", line=sl.line, function=sl.function, side=side, device=device,
-                    rank=rank, thread=thread)
+        return Site(file=sl.file or "??", line=sl.line, function=source_function(sl.function), side=side,
+                    device=device, rank=rank, thread=thread)
 
     def string(self, sid: int) -> str:
         return self.log.string(sid)
@@ -117,6 +118,18 @@ class Context:
             if c["size"] == nbytes and sec is not None and sec.lower_int() == 0 and sec.length:
                 return sec.length
         return str(nbytes // width) if width else f"{nbytes} bytes"
+
+
+_OFFLOAD_ENTRY = re.compile(r"^__omp_offloading_[0-9a-f]+_[0-9a-f]+_(?P<fn>.+?)_l\d+")
+
+
+def source_function(name: str) -> str:
+    """The user's function for compiler-outlined code (``__omp_offloading_..._main_l8...`` -> ``main``)."""
+    m = _OFFLOAD_ENTRY.match(name)
+    if m:
+        return m["fn"]
+    head = name.split(".omp_outlined", 1)[0].removesuffix("_debug__")
+    return head or name
 
 
 def guess_width(det: Detection) -> int:

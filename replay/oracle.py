@@ -65,11 +65,9 @@ class Oracle:
 
     # ---- state of one host byte -------------------------------------------------------------
     def state(self, rank: int, a: int) -> dict:
-        devices = sorted({d for (r, d, x) in self.cv_valid if r == rank and x == a}
-                         | {d for (r, d, x) in self.cv_init if r == rank and x == a})
         return {"ov": (self.ov_valid.get((rank, a), True), self.ov_init.get((rank, a), True)),
                 "cv": {d: (self.cv_valid.get((rank, d, a), False), self.cv_init.get((rank, d, a), False))
-                       for d in devices}}
+                       for d in self.all_devices}}
 
     def touched(self, rank: int, a: int, g: int) -> None:
         self.history.setdefault((rank, a), []).append((g, self.state(rank, a)))
@@ -125,9 +123,12 @@ class Oracle:
         if construct < 0:
             return None
         cands = self.clauses.get((rank, construct), [])
-        for c in cands:
-            if c["host"] <= host < c["host"] + c["size"]:
+        holding = [c for c in cands if c["host"] <= host < c["host"] + c["size"]]
+        for c in holding:
+            if c["bits"] & (MapType.TO | MapType.FROM):
                 return c
+        if holding:
+            return holding[0]
         for c in cands:
             if name >= 0 and c["name"] == name:
                 return c
@@ -266,10 +267,27 @@ class Oracle:
         out = []
         for e, obj in picked:
             lo, hi = e.dev - e.size, e.dev + 2 * e.size
+            dev_obj = None
             if obj is not None:
-                lo, hi = min(lo, e.dev + obj[0] - e.host), max(hi, e.dev + obj[1] - e.host)
-            out.append((lo, hi, e))
+                dev_obj = (e.dev + obj[0] - e.host, e.dev + obj[1] - e.host)
+                lo, hi = min(lo, dev_obj[0]), max(hi, dev_obj[1])
+            out.append((lo, hi, e, dev_obj))
         return out
+
+    @staticmethod
+    def pick_window(windows: list, g0: int, g1: int) -> tuple | None:
+        """The window of gap bytes [g0, g1): object beats band, then the nearest CV, then clause order."""
+        starts = [max(g0, lo) for lo, hi, _e, _o in windows if lo < g1 and hi > g0]
+        if not starts:
+            return None
+        x = min(starts)
+        ranked = []
+        for i, (lo, hi, e, obj) in enumerate(windows):
+            if lo <= x < hi:
+                tier = 0 if obj is not None and obj[0] <= x < obj[1] else 1
+                dist = e.dev - x if x < e.dev else x - (e.dev + e.size)
+                ranked.append((tier, dist, i))
+        return windows[min(ranked)[2]]
 
     def device_access(self, g: int, ev: dict) -> None:
         rank, d, lo, size = ev["rank"], ev["device"], ev["addr"], ev["size"]
@@ -316,15 +334,15 @@ class Oracle:
                 while j < len(runs) and runs[j] is not None and runs[j][0] == "gap":
                     j += 1
                 g0, g1 = r[1], runs[j - 1][1] + 1
-                for wlo, whi, e in self.windows(rank, d, ev["id"]):
+                win = self.pick_window(self.windows(rank, d, ev["id"]), g0, g1)
+                if win is not None:
+                    wlo, whi, e, _obj = win
                     x0, x1 = max(g0, wlo), min(g1, whi)
-                    if x0 < x1:
-                        clause, name = self.entry_info(e)
-                        host = e.host + (x0 - e.dev)
-                        self.record(OVERFLOW, rank, d, ev["loc"], e, clause, g, host, x0, x1 - x0,
-                                    host + (x1 - 1 - x0), ev["aux"], size, name, e.release, e.device,
-                                    clause["object"] if clause else None)
-                        break
+                    clause, name = self.entry_info(e)
+                    host = e.host + (x0 - e.dev)
+                    self.record(OVERFLOW, rank, d, ev["loc"], e, clause, g, host, x0, x1 - x0,
+                                host + (x1 - 1 - x0), ev["aux"], size, name, e.release, e.device,
+                                clause["object"] if clause else None)
             i = j
 
     def run(self, events: list[dict], log: list[dict]) -> list[Detection]:
@@ -335,11 +353,15 @@ class Oracle:
         self.tracked = {(ev["rank"], a) for ev in made for a in range(ev["addr"], ev["addr"] + ev["size"])}
         for ev in log:
             if ev["kind"] == EventKind.MAP_CLAUSE:
+                wide = _wide(ev)
                 self.clauses.setdefault((ev["rank"], ev["id"]), []).append(
-                    {"event": ev["g"], "host": ev["addr"], "size": ev["size"], "name": ev["name"], "object": None})
+                    {"event": ev["g"], "host": -2 if wide else ev["addr"], "size": 0 if wide else ev["size"],
+                     "name": ev["name"], "bits": ev["op"], "object": None})
         by_event = {c["event"]: c for cs in self.clauses.values() for c in cs}
         for ev in events:
             g, k = ev["g"], ev["kind"]
+            if k != EventKind.DATA_OP and _wide(ev):
+                continue   # values, not addresses (firstprivate literals)
             if k == EventKind.ALLOC:
                 self.alloc(g, ev)
             elif k == EventKind.FREE:
@@ -374,6 +396,12 @@ class Oracle:
                 hist = tuple((g, _state4(s, dev)) for g, s in steps[-HISTORY_MAX:])
             out.append(Detection(**det, history=hist))
         return sorted(out, key=Detection.sort_key)
+
+
+def _wide(ev: dict) -> bool:
+    """Addresses beyond 48 bits are not addresses (a firstprivate clause carries the value itself)."""
+    limit = 1 << 48
+    return ev["addr"] >= limit or ev["addr"] + ev["size"] >= limit or ev["addr2"] >= limit
 
 
 def _before(steps: list, event: int, order: dict[int, int]) -> list:

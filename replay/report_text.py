@@ -22,8 +22,10 @@ def side_text(site: Site) -> str:
 
 
 def where(site: Site) -> str:
-    fn = f"in {site.function} " if site.function else ""
-    return f"{fn}at {site.short()}"
+    """``in main at fig1.c:12``; nothing for an unknown place."""
+    fn = f"in {site.function}" if site.function else ""
+    at = f"at {site.short()}" if site.file and site.file != "??" else ""
+    return " ".join(p for p in (fn, at) if p)
 
 
 def counts_text(f: Finding) -> str:
@@ -44,8 +46,7 @@ def render_finding(f: Finding) -> list[str]:
         lines.append(f"  {counts_text(f)}")
     for r in f.related:
         role = ROLE_WORDS.get(r.role, r.role.replace("-", " "))
-        text = f"{r.message} " if r.message else ""
-        lines.append(f"  {role}: {text}{where(r.site)}")
+        lines.append(f"  {role}: " + " ".join(p for p in (r.message, where(r.site)) if p))
     if f.history:
         lines.append("  history of the first bad byte:")
         for i, step in enumerate(f.history):

@@ -128,8 +128,13 @@ def build_static(control: ControlEvents) -> StaticTables:
     _shadow_dtype(ndev)
     if len(rank) and (rank.max() + 1) * ndev >= (1 << 14):
         raise LogFormatError("too many ranks x devices for the mapping checker (at most 16383)")
-    if len(addr) and (max(int(addr.max()), int((addr + size).max()), int(addr2.max())) >> K.SHIFT):
-        raise LogFormatError("an address beyond 48 bits in the log; the mapping checker cannot key it")
+    limit = np.uint64(1 << K.SHIFT)
+    wide = (addr >= limit) | (addr + size >= limit) | (addr2 >= limit)
+    if (wide & is_data).any():
+        raise LogFormatError("a data op with an address beyond 48 bits in the log; the mapping checker cannot "
+                             "key it")
+    # firstprivate (literal) clauses carry values, not addresses: keep them as clauses that hold nothing
+    kind = np.where(wide, 0, kind)
     if len(ident) and int(ident.max()) >= (1 << K.CKEY_SHIFT):
         raise LogFormatError("a construct id beyond 2^40 in the log")
     devmap = np.full(int(devices.max()) + 1 if len(devices) else 1, -1, dtype=np.int64)
@@ -141,7 +146,7 @@ def build_static(control: ControlEvents) -> StaticTables:
     lengths = hi - lo
     base = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64) if len(lo) else lo
 
-    is_map = kind == int(EventKind.MAP_CLAUSE)
+    is_map = (control["kind"] == int(EventKind.MAP_CLAUSE))
     clrow = np.full(len(kind), -1, dtype=np.int64)
     clrow[is_map] = np.arange(int(is_map.sum()))
     ct = np.zeros((len(kind), K.CT_N), dtype=np.int64)
@@ -161,8 +166,8 @@ def build_static(control: ControlEvents) -> StaticTables:
     cl = np.full((len(m), K.CL_N), -1, dtype=np.int64)
     cl[:, K.CL_EVENT] = control.event[m]
     cl[:, K.CL_CKEY] = np.where(ident[m] >= 0, (rank[m] << K.CKEY_SHIFT) | ident[m], -1)
-    cl[:, K.CL_HOST] = hk[m]
-    cl[:, K.CL_SIZE] = size[m].astype(np.int64)
+    cl[:, K.CL_HOST] = np.where(wide[m], -2, hk[m])
+    cl[:, K.CL_SIZE] = np.where(wide[m], 0, size[m].astype(np.int64))
     cl[:, K.CL_NAME] = control["name"][m]
     cl[:, K.CL_TYPE] = op[m]
     cl[:, K.CL_LOC] = control["loc"][m]
@@ -210,7 +215,7 @@ class VsmSession:
         self.ctr = np.zeros(K.C_N, dtype=np.int64)
         self.ctr[K.C_WIN_GEN] = -1
         self.ctr[K.C_LE_N] = -1
-        self.win = np.zeros((st.n_window_max + 1, 3), dtype=np.int64)
+        self.win = np.zeros((st.n_window_max + 1, 5), dtype=np.int64)
         self.fd = np.zeros((FIND_CAPACITY, K.F_N), dtype=np.int64)
         self.fd_hash = np.zeros(FIND_CAPACITY * 2, dtype=np.int64)
         self.all_cvv = sum(4 << (2 * d) for d in range(st.ndev))

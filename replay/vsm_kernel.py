@@ -38,6 +38,7 @@ D_ASSOC = int(DataOpKind.ASSOCIATE)
 D_DISASSOC = int(DataOpKind.DISASSOCIATE)
 A_WRITE = int(AccessFlag.WRITE)
 M_NO_DATA = int(MapType.LITERAL) | int(MapType.PRIVATE)
+M_MOTION = int(MapType.TO) | int(MapType.FROM)
 
 # finding kinds (codes of mapping_events.DETECTION_KINDS, 1-based)
 FK_UUM, FK_STALE, FK_OVERFLOW, FK_SECTION = 1, 2, 3, 4
@@ -238,20 +239,28 @@ def _live_alloc(al_lo, al_hi, ctr, hk):
 
 @njit(cache=True)
 def _clause_of(cl, clk_keys, clk_rows, ckey, hk, name):
-    """Clause of construct ``ckey`` behind a data op at host key hk: first containing hk, else same name."""
+    """Clause of construct ``ckey`` behind a data op at host key hk.
+
+    The first clause holding hk that moves data (to/from), else the first holding hk (a struct's
+    combined entry, an alloc), else the first with the data op's variable name.
+    """
     if ckey < 0:
         return -1
     n = len(clk_keys)
     i = _search(clk_keys, n, ckey - 1) + 1
     by_name = -1
+    holding = -1
     while i < n and clk_keys[i] == ckey:
         c = clk_rows[i]
         if cl[c, CL_HOST] <= hk < cl[c, CL_HOST] + cl[c, CL_SIZE]:
-            return c
+            if cl[c, CL_TYPE] & M_MOTION:
+                return c
+            if holding < 0:
+                holding = c
         if by_name < 0 and name >= 0 and cl[c, CL_NAME] == name:
             by_name = c
         i += 1
-    return by_name
+    return holding if holding >= 0 else by_name
 
 
 @njit(cache=True)
@@ -309,16 +318,53 @@ def _windows(cl, clk_keys, clk_rows, en, lv_en, ctr, win, ckey, rk, di, ndev):
 
 @njit(cache=True)
 def _set_window(win, w, en, e, olo, ohi):
-    """Window of entry e: one section length around its CV, widened to its host object on the device."""
+    """Window of entry e: one section length around its CV, widened to its host object on the device.
+
+    Columns: 0-1 the whole window, 2 the entry, 3-4 the host object on the device (-1 unknown).
+    """
     d0 = en[e, EN_DEV]
     h0 = en[e, EN_HOST]
     sz = en[e, EN_SIZE]
     win[w, 0] = d0 - sz
     win[w, 1] = d0 + 2 * sz
+    win[w, 3] = -1
+    win[w, 4] = -1
     if olo >= 0:
-        win[w, 0] = min(win[w, 0], d0 + (olo - h0))
-        win[w, 1] = max(win[w, 1], d0 + (ohi - h0))
+        win[w, 3] = d0 + (olo - h0)
+        win[w, 4] = d0 + (ohi - h0)
+        win[w, 0] = min(win[w, 0], win[w, 3])
+        win[w, 1] = max(win[w, 1], win[w, 4])
     win[w, 2] = e
+
+
+@njit(cache=True)
+def _pick_window(win, nwin, en, key, stop):
+    """The window an out-of-CV device piece [key, stop) belongs to, or -1.
+
+    Decided at x, the piece's first byte inside any window: windows whose host object holds x beat
+    windows that only hold it in their one-section band; then the nearest CV; then clause order.
+    """
+    x = stop
+    for w in range(nwin):
+        if win[w, 0] < stop and win[w, 1] > key:
+            x = min(x, max(key, win[w, 0]))
+    if x >= stop:
+        return -1
+    best = -1
+    best_tier = 2
+    best_dist = BIG
+    for w in range(nwin):
+        if not (win[w, 0] <= x < win[w, 1]):
+            continue
+        tier = 0 if win[w, 3] <= x < win[w, 4] else 1
+        e = win[w, 2]
+        d0 = en[e, EN_DEV]
+        dist = d0 - x if x < d0 else x - (d0 + en[e, EN_SIZE])
+        if tier < best_tier or (tier == best_tier and dist < best_dist):
+            best = w
+            best_tier = tier
+            best_dist = dist
+    return best
 
 
 @njit(cache=True)
@@ -512,6 +558,8 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
         if sz <= 0:
             continue
         a = np.int64(addr[r])
+        if (a >> SHIFT) != 0 or ((a + sz) >> SHIFT) != 0:
+            continue  # not a real address (see build_static)
         rk = np.int64(rank[r])
         dv = device[r]
         write = (op[r] & A_WRITE) != 0
@@ -596,18 +644,17 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
                     stop = min(end, lv_key[nxt]) if nxt < ctr[C_NLIVE] else end
                     ckey = (rk << CKEY_SHIFT) | eid[r] if eid[r] >= 0 else np.int64(-1)
                     nwin = _windows(cl, clk_keys, clk_rows, en, lv_en, ctr, win, ckey, rk, di, ndev)
-                    for w in range(nwin):
+                    w = _pick_window(win, nwin, en, key, stop)
+                    if w >= 0:
                         x0 = max(key, win[w, 0])
                         x1 = min(stop, win[w, 1])
-                        if x0 < x1:
-                            we = win[w, 2]
-                            kx, clause_ev, name, olo, ohi = _entry_key(en, cl, we)
-                            host = en[we, EN_HOST] + (x0 - en[we, EN_DEV])
-                            _record(fd, fd_hash, ctr, FK_OVERFLOW, rk, di, loc[r], kx, we, clause_ev, g,
-                                    host & ADDR_MASK, x0 & ADDR_MASK, -1, x1 - x0,
-                                    (host + (x1 - 1 - x0)) & ADDR_MASK, aux[r], sz, en[we, EN_RELEASE], name,
-                                    olo, ohi)
-                            break
+                        we = win[w, 2]
+                        kx, clause_ev, name, olo, ohi = _entry_key(en, cl, we)
+                        host = en[we, EN_HOST] + (x0 - en[we, EN_DEV])
+                        _record(fd, fd_hash, ctr, FK_OVERFLOW, rk, di, loc[r], kx, we, clause_ev, g,
+                                host & ADDR_MASK, x0 & ADDR_MASK, -1, x1 - x0,
+                                (host + (x1 - 1 - x0)) & ADDR_MASK, aux[r], sz, en[we, EN_RELEASE], name,
+                                olo, ohi)
                     key = stop
 
 
