@@ -207,8 +207,8 @@ def vsm_state(log: EventLog, *, variable: str | None = None, addr: int | None = 
     Replays the mapping checker's own engine (``quiver.replay.vsm.VsmSession``) up to ``at`` and
     reads its shadow; per device ``cv<d>_valid`` / ``cv<d>_init`` columns follow ``ov_*``."""
     from quiver.replay import vsm_kernel as K
-    from quiver.replay.mapping_events import read_control_events
-    from quiver.replay.vsm import VsmSession
+    from quiver.replay.mapping_events import S_CV_INIT, S_CV_VALID, S_OV_INIT, S_OV_VALID, read_control_events
+    from quiver.replay.vsm import VsmSession, _state4
 
     control = select_events(log, [EventKind.MAP_CLAUSE, EventKind.DATA_OP, EventKind.CONSTRUCT_BEGIN,
                                   EventKind.WIN_CREATE])
@@ -239,15 +239,27 @@ def vsm_state(log: EventLog, *, variable: str | None = None, addr: int | None = 
         change = np.flatnonzero(np.concatenate(([True], bits[1:] != bits[:-1])))
         ends = np.concatenate((change[1:], [len(bits)]))
         run = bits[change]
+        # decode each distinct shadow value once, with the checker's own decoder (_state4)
+        values = np.unique(run[run >= 0])
+        decoded = {d: np.array([_state4(int(v), i) for v in values], dtype=np.int64)
+                   for i, d in enumerate(devices or [-1])}
+
+        def bit(d: int, mask: int, run=run, values=values, decoded=decoded) -> np.ndarray:
+            if not len(values):
+                return np.zeros(len(run), dtype=bool)
+            got = decoded[d][np.searchsorted(values, np.maximum(run, values[0]))]
+            return (run >= 0) & ((got & mask) != 0)
+
+        first_dev = devices[0] if devices else -1
         cols = {
             "rank": np.full(len(change), r, dtype=np.int32), "host_begin": (addrs[change]).astype(np.uint64),
             "host_end": (addrs[ends - 1] + 1).astype(np.uint64), "offset": change.astype(np.int64),
             "bytes": (ends - change).astype(np.int64), "tracked": run >= 0,
-            "ov_valid": (run < 0) | ((run & K.OVV) != 0), "ov_init": (run < 0) | ((run & K.OVI) != 0),
+            "ov_valid": (run < 0) | bit(first_dev, S_OV_VALID), "ov_init": (run < 0) | bit(first_dev, S_OV_INIT),
         }
-        for i, d in enumerate(devices):
-            cols[f"cv{d}_valid"] = (run >= 0) & ((run & (4 << (2 * i))) != 0)
-            cols[f"cv{d}_init"] = (run >= 0) & ((run & (8 << (2 * i))) != 0)
+        for d in devices:
+            cols[f"cv{d}_valid"] = bit(d, S_CV_VALID)
+            cols[f"cv{d}_init"] = bit(d, S_CV_INIT)
         parts.append(pl.DataFrame(cols))
     out = pl.concat(parts) if parts else pl.DataFrame(schema={k: v for k, v in STATE_SCHEMA.items() if k != "state"})
     return out.with_columns(_state_text(devices).alias("state")).select(
