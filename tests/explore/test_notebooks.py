@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import nbformat
@@ -32,7 +33,10 @@ def test_notebooks_are_committed_without_outputs():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CASES)
-def test_notebook_runs_top_to_bottom(name):
+def test_notebook_runs_top_to_bottom(name, monkeypatch):
+    # the python3 kernel of this venv first (its kernel.json says "python": this interpreter),
+    # whatever other python3 kernels the user has registered
+    monkeypatch.setenv("JUPYTER_PATH", str(Path(sys.prefix) / "share" / "jupyter"))
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     client = NotebookClient(nb, timeout=900, kernel_name="python3", allow_errors=False,
                             resources={"metadata": {"path": str(NOTEBOOKS)}})
