@@ -127,3 +127,22 @@ def test_default_output_sits_next_to_the_log(saxpy_log):
     proc = run_trace("export", saxpy_log, "--to", "perfetto", "--no-findings")
     assert proc.returncode == 0
     assert saxpy_log.with_suffix(".json").exists()
+
+
+def test_split_log_directory_exports_every_rank(tmp_path):
+    from conftest import saxpy_tofrom_log
+    from quiver.formats import LogBuilder, MpiSyncKind
+    from quiver.formats.logset import rank_file_name, write_manifest
+
+    d = tmp_path / "run.d"
+    d.mkdir()
+    saxpy_tofrom_log(d / rank_file_name(0))
+    b = LogBuilder(program="./saxpy", ranks=2)
+    b.mpi_sync(1, MpiSyncKind.FENCE, 0, site=("saxpy.c", 30, "main"))
+    b.write(d / rank_file_name(1))
+    write_manifest(d, [rank_file_name(0), rank_file_name(1)], {"program": "./saxpy", "ranks": 2})
+    _out, doc = export_json(d, tmp_path, "--no-findings")
+    assert {e["pid"] for e in doc["traceEvents"] if e["ph"] != "M"} == {0, 1}
+    explained = run_trace("explain", d)
+    assert explained.returncode == 0 and "rank 0: saxpy.c:10  target" in explained.stdout
+    assert run_trace("export", d, "--to", "parquet").returncode == 2
