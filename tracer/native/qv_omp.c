@@ -422,6 +422,7 @@ static void on_submit_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *target_da
   if (endpoint == ompt_scope_begin) {
     qv_event_t e = QV_EVENT_INIT;
     e.kind = QV_K_KERNEL;
+    e.op = QV_C_TARGET;
     e.id = target_data ? (int64_t)target_data->value : t->cur_construct;
     e.id2 = t->cur_task;
     e.device = t->cur_device;
