@@ -92,6 +92,7 @@ class EventLog:
     num_events: int
     num_batches: int
     _reader: ipc.RecordBatchFileReader = field(repr=False)
+    _projections: dict = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def table(self) -> pa.Table:
@@ -109,14 +110,39 @@ class EventLog:
     def columns(self) -> dict[str, np.ndarray]:
         return {name: self.col(name) for name in COLUMN_NAMES}
 
-    def batches(self) -> Iterator[dict[str, np.ndarray]]:
-        """Stream the events one record batch at a time, in sequence order (bounded memory)."""
+    def batches(self, columns: list[str] | None = None) -> Iterator[dict[str, np.ndarray]]:
+        """Stream the events one record batch at a time, in sequence order (bounded memory).
+
+        ``columns`` limits what is read and decompressed (e.g. ``["kind"]`` for a quick scan).
+        """
         for i in range(self.num_batches):
+            yield self.batch(i, columns)
+
+    def batch(self, i: int, columns: list[str] | None = None) -> dict[str, np.ndarray]:
+        """Record batch ``i`` (all columns, or only ``columns``)."""
+        if columns is None:
+            reader, names = self._reader, COLUMN_NAMES
+        else:
+            unknown = [c for c in columns if c not in COLUMN_NAMES]
+            if unknown:
+                raise KeyError(unknown[0])
+            names = [c for c in COLUMN_NAMES if c in columns]
+            reader = self._projection(tuple(names))
+        try:
+            batch = reader.get_batch(i)
+        except (pa.ArrowInvalid, OSError) as e:
+            raise LogFormatError(f"{self.path}: damaged record batch {i} ({_short(e)})") from None
+        return {name: batch.column(j).to_numpy() for j, name in enumerate(names)}
+
+    def _projection(self, names: tuple[str, ...]) -> ipc.RecordBatchFileReader:
+        """A reader of the same file that decodes only ``names`` (Arrow IPC field projection)."""
+        if names not in self._projections:
+            options = ipc.IpcReadOptions(included_fields=[COLUMN_NAMES.index(n) for n in names])
             try:
-                batch = self._reader.get_batch(i)
-            except (pa.ArrowInvalid, OSError) as e:
-                raise LogFormatError(f"{self.path}: damaged record batch {i} ({_short(e)})") from None
-            yield {name: batch.column(j).to_numpy() for j, name in enumerate(COLUMN_NAMES)}
+                self._projections[names] = ipc.open_file(pa.memory_map(str(self.path), "r"), options=options)
+            except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
+                raise LogFormatError(f"{self.path}: damaged Arrow file ({_short(e)})") from None
+        return self._projections[names]
 
     def string(self, sid: int) -> str:
         return self.strings[sid] if 0 <= sid < len(self.strings) else ""

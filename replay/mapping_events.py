@@ -55,22 +55,27 @@ def control_events_from_columns(columns: Mapping[str, np.ndarray], offset: int =
 
 
 def read_control_events(log: EventLog) -> ControlEvents:
-    """One streaming pass over the log keeping only the control events (bounded by their number)."""
+    """The control events of a log: a scan of the ``kind`` column, whole rows only from batches that have some."""
     parts: list[ControlEvents] = []
     offset = 0
-    for batch in log.batches():
-        parts.append(control_events_from_columns(batch, offset))
-        offset += len(batch["kind"])
+    for i, kinds in enumerate(log.batches(["kind"])):
+        if _control_rows(kinds).size:
+            parts.append(control_events_from_columns(log.batch(i), offset))
+        offset += len(kinds["kind"])
     if not parts:
         return control_events_from_columns({c: np.zeros(0, dtype=np.int64) for c in COLUMN_NAMES})
     return ControlEvents(np.concatenate([p.event for p in parts]),
                          {c: np.concatenate([p.cols[c] for p in parts]) for c in COLUMN_NAMES})
 
 
-def iter_batches(log: EventLog) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+# What the VSM kernel reads from every event (control events come from ControlEvents).
+VSM_COLUMNS = ["rank", "kind", "device", "loc", "addr", "size", "id", "op", "aux"]
+
+
+def iter_batches(log: EventLog, columns: list[str] | None = None) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
     """(global index of the first row, columns) for every record batch, in order."""
     offset = 0
-    for batch in log.batches():
+    for batch in log.batches(columns):
         yield offset, batch
         offset += len(batch["kind"])
 

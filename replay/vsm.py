@@ -51,6 +51,7 @@ from .mapping_events import (
     S_CV_VALID,
     S_OV_INIT,
     S_OV_VALID,
+    VSM_COLUMNS,
     ControlEvents,
     Detection,
     control_events_from_columns,
@@ -354,7 +355,7 @@ def replay_log(log: EventLog, control: ControlEvents | None = None, *, history: 
 
 
 def _stream(log: EventLog, session: VsmSession, progress) -> None:
-    for offset, batch in iter_batches(log):
+    for offset, batch in iter_batches(log, VSM_COLUMNS):
         session.apply(batch, base=offset)
         if progress is not None:
             progress(len(batch["kind"]))

@@ -533,9 +533,21 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
     watching = len(wa_sh) > 0
     n_ct = len(ct_event)
     ndevmap = len(devmap)
-    # lookup caches (invalidated whenever a control event changes the tables)
-    c_tr = -1
-    c_lv = -1
+    keep_host = ~np.int64(all_cvv)
+    keep_dev = ~(np.int64(OVV) | np.int64(all_cvv))
+    # lookup caches, invalidated whenever a control event changes the tables:
+    # host: the tracked interval [h_lo, h_hi) at shadow h_base; device: the live CV [d_lo, d_hi) of entry d_e
+    h_lo = np.int64(0)
+    h_hi = np.int64(0)
+    h_base = np.int64(0)
+    d_lo = np.int64(0)
+    d_hi = np.int64(0)
+    d_sh = np.int64(0)
+    d_e = -1
+    d2_lo = np.int64(0)
+    d2_hi = np.int64(0)
+    d2_sh = np.int64(0)
+    d2_e = -1
     for j in range(n_rows):
         r = rows[j] if use_rows else j
         g = base + r
@@ -551,15 +563,17 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
                 if c >= 0 and ct_event[c] == g:
                     _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base, shadow, en,
                                    lv_key, lv_en, al_lo, al_hi, ctr, fd, fd_hash, wa_sh, wa_id, wa_done, wh, wn)
-                    c_tr = -1
-                    c_lv = -1
+                    h_hi = np.int64(0)
+                    h_lo = np.int64(0)
+                    d_hi = np.int64(0)
+                    d_lo = np.int64(0)
+                    d2_hi = np.int64(0)
+                    d2_lo = np.int64(0)
             continue
         sz = np.int64(size[r])
-        if sz <= 0:
-            continue
         a = np.int64(addr[r])
-        if (a >> SHIFT) != 0 or ((a + sz) >> SHIFT) != 0:
-            continue  # not a real address (see build_static)
+        if sz <= 0 or ((a | (a + sz)) >> SHIFT) != 0:
+            continue  # empty, or not a real address (see build_static)
         rk = np.int64(rank[r])
         dv = device[r]
         write = (op[r] & A_WRITE) != 0
@@ -568,36 +582,32 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
             key = (rk << SHIFT) | a
             end = key + sz
             while key < end:
-                if c_tr >= 0 and tr_lo[c_tr] <= key < tr_hi[c_tr]:
-                    s0 = tr_base[c_tr] + (key - tr_lo[c_tr])
-                    run_end = tr_hi[c_tr]
-                else:
+                if not (h_lo <= key < h_hi):
                     i = _search(tr_lo, len(tr_lo), key)
                     if i >= 0 and key < tr_hi[i]:
-                        c_tr = i
-                        s0 = tr_base[i] + (key - tr_lo[i])
-                        run_end = tr_hi[i]
-                    else:
-                        s0 = -1
-                        run_end = tr_lo[i + 1] if i + 1 < len(tr_lo) else BIG
-                stop = min(end, run_end)
-                if s0 >= 0:
-                    s1 = s0 + (stop - key)
-                    if write:
-                        keep = ~np.int64(all_cvv)
-                        for s in range(s0, s1):
-                            shadow[s] = (np.int64(shadow[s]) | (OVV | OVI)) & keep
-                        if watching:
-                            _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
-                    else:
-                        bad = False
-                        for s in range(s0, s1):
-                            if (shadow[s] & OVV) == 0:
-                                bad = True
-                                break
-                        if bad:
-                            _host_read_findings(shadow, s0, s1, key, g, rk, loc[r], aux[r], sz, en, cl, ctr,
-                                                fd, fd_hash)
+                        h_lo = tr_lo[i]
+                        h_hi = tr_hi[i]
+                        h_base = tr_base[i]
+                    else:   # untracked memory up to the next tracked interval
+                        key = min(end, tr_lo[i + 1] if i + 1 < len(tr_lo) else BIG)
+                        continue
+                stop = min(end, h_hi)
+                s0 = h_base + (key - h_lo)
+                s1 = s0 + (stop - key)
+                if write:
+                    for s in range(s0, s1):
+                        shadow[s] = (np.int64(shadow[s]) | (OVV | OVI)) & keep_host
+                    if watching:
+                        _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
+                else:
+                    bad = False
+                    for s in range(s0, s1):
+                        if (shadow[s] & OVV) == 0:
+                            bad = True
+                            break
+                    if bad:
+                        _host_read_findings(shadow, s0, s1, key, g, rk, loc[r], aux[r], sz, en, cl, ctr, fd,
+                                            fd_hash)
                 key = stop
         else:
             # ---------------- device access: pieces in live CVs, gaps checked for overflow ----------------
@@ -610,52 +620,63 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
             key = ((rk * ndev + di) << SHIFT) | a
             end = key + sz
             while key < end:
-                e = -1
-                if c_lv >= 0:
-                    e0 = lv_en[c_lv]
-                    if lv_key[c_lv] <= key < lv_key[c_lv] + en[e0, EN_SIZE]:
-                        e = e0
-                if e < 0:
-                    i, e = _find_live(lv_key, lv_en, en, ctr[C_NLIVE], key)
-                    if e >= 0:
-                        c_lv = i
-                if e >= 0:
-                    stop = min(end, en[e, EN_DEV] + en[e, EN_SIZE])
-                    s0 = en[e, EN_SHADOW] + (key - en[e, EN_DEV])
-                    s1 = s0 + (stop - key)
-                    if write:
-                        keep = ~(np.int64(OVV) | np.int64(all_cvv))
-                        for s in range(s0, s1):
-                            shadow[s] = (np.int64(shadow[s]) & keep) | cvv | cvi
-                        if watching:
-                            _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
+                if not (d_lo <= key < d_hi):
+                    if d2_lo <= key < d2_hi:   # kernels alternate between a few arrays: swap the two slots
+                        d_lo, d2_lo = d2_lo, d_lo
+                        d_hi, d2_hi = d2_hi, d_hi
+                        d_sh, d2_sh = d2_sh, d_sh
+                        d_e, d2_e = d2_e, d_e
+                        e = d_e
                     else:
-                        bad = False
-                        for s in range(s0, s1):
-                            if (shadow[s] & cvv) == 0:
-                                bad = True
-                                break
-                        if bad:
-                            _device_read_findings(shadow, s0, s1, key, g, rk, di, cvv, cvi, e, loc[r], aux[r],
-                                                  sz, en, cl, fd, fd_hash, ctr)
-                    key = stop
+                        i, e = _find_live(lv_key, lv_en, en, ctr[C_NLIVE], key)
+                    if e >= 0 and not (d_lo <= key < d_hi):
+                        d2_lo, d2_hi, d2_sh, d2_e = d_lo, d_hi, d_sh, d_e
+                        d_lo = en[e, EN_DEV]
+                        d_hi = d_lo + en[e, EN_SIZE]
+                        d_sh = en[e, EN_SHADOW]
+                        d_e = e
+                    elif e < 0:
+                        stop = min(end, lv_key[i + 1]) if i + 1 < ctr[C_NLIVE] else end
+                        _overflow(key, stop, g, rk, di, ndev, eid[r], loc[r], aux[r], sz, cl, clk_keys, clk_rows,
+                                  en, lv_en, ctr, win, fd, fd_hash)
+                        key = stop
+                        continue
+                stop = min(end, d_hi)
+                s0 = d_sh + (key - d_lo)
+                s1 = s0 + (stop - key)
+                if write:
+                    for s in range(s0, s1):
+                        shadow[s] = (np.int64(shadow[s]) & keep_dev) | cvv | cvi
+                    if watching:
+                        _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
                 else:
-                    nxt = _search(lv_key, ctr[C_NLIVE], key) + 1
-                    stop = min(end, lv_key[nxt]) if nxt < ctr[C_NLIVE] else end
-                    ckey = (rk << CKEY_SHIFT) | eid[r] if eid[r] >= 0 else np.int64(-1)
-                    nwin = _windows(cl, clk_keys, clk_rows, en, lv_en, ctr, win, ckey, rk, di, ndev)
-                    w = _pick_window(win, nwin, en, key, stop)
-                    if w >= 0:
-                        x0 = max(key, win[w, 0])
-                        x1 = min(stop, win[w, 1])
-                        we = win[w, 2]
-                        kx, clause_ev, name, olo, ohi = _entry_key(en, cl, we)
-                        host = en[we, EN_HOST] + (x0 - en[we, EN_DEV])
-                        _record(fd, fd_hash, ctr, FK_OVERFLOW, rk, di, loc[r], kx, we, clause_ev, g,
-                                host & ADDR_MASK, x0 & ADDR_MASK, -1, x1 - x0,
-                                (host + (x1 - 1 - x0)) & ADDR_MASK, aux[r], sz, en[we, EN_RELEASE], name,
-                                olo, ohi)
-                    key = stop
+                    bad = False
+                    for s in range(s0, s1):
+                        if (shadow[s] & cvv) == 0:
+                            bad = True
+                            break
+                    if bad:
+                        _device_read_findings(shadow, s0, s1, key, g, rk, di, cvv, cvi, d_e, loc[r], aux[r], sz,
+                                              en, cl, fd, fd_hash, ctr)
+                key = stop
+
+
+@njit(cache=True)
+def _overflow(key, stop, g, rk, di, ndev, cid, loc, width, sz, cl, clk_keys, clk_rows, en, lv_en, ctr, win, fd,
+              fd_hash):
+    """Device bytes [key, stop) in no live CV: a buffer overflow when they fall in a mapped variable's window."""
+    ckey = (rk << CKEY_SHIFT) | cid if cid >= 0 else np.int64(-1)
+    nwin = _windows(cl, clk_keys, clk_rows, en, lv_en, ctr, win, ckey, rk, di, ndev)
+    w = _pick_window(win, nwin, en, key, stop)
+    if w < 0:
+        return
+    x0 = max(key, win[w, 0])
+    x1 = min(stop, win[w, 1])
+    we = win[w, 2]
+    kx, clause_ev, name, olo, ohi = _entry_key(en, cl, we)
+    host = en[we, EN_HOST] + (x0 - en[we, EN_DEV])
+    _record(fd, fd_hash, ctr, FK_OVERFLOW, rk, di, loc, kx, we, clause_ev, g, host & ADDR_MASK, x0 & ADDR_MASK, -1,
+            x1 - x0, (host + (x1 - 1 - x0)) & ADDR_MASK, width, sz, en[we, EN_RELEASE], name, olo, ohi)
 
 
 @njit(cache=True)
