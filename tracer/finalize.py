@@ -3,7 +3,8 @@
 Why a separate step: the program only appends raw records; here, with numpy over whole
 columns, string ids are remapped to one table, PCs and psource strings become location ids,
 rows are merged across threads and ranks by time, and `target data` pairs get their kind.
-It runs on whatever exists, so a crashed run still gives a (truncated) log.
+It runs on whatever exists, so a crashed run still gives a (truncated) log. The raw files
+are memory-mapped and the log is written one batch of rows at a time.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ import re
 import shutil
 import socket
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from quiver.formats import COLUMN_NAMES, ConstructKind, EventKind, write_log
-from quiver.formats.schema import COLUMN_DTYPES
+from quiver.formats import COLUMN_NAMES, ConstructKind, EventKind, LogWriter
+from quiver.formats.schema import COLUMN_DEFAULTS, COLUMN_DTYPES
 from quiver.tracer.rawread import (
     F_AUX2_STR,
     F_AUX_STR,
@@ -117,132 +119,199 @@ def _normalize_files(locs: list[Location]) -> list[Location]:
     return [(fix.get(f, f), ln, col, fn) for f, ln, col, fn in locs]
 
 
-def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write the log `out` from `raw_dir`; returns the run metadata written."""
-    raw_dir = Path(raw_dir)
-    ranks = ranks_in(raw_dir) if raw_dir.is_dir() else []
-    raws: list[RankRaw] = [read_rank(raw_dir, r) for r in ranks]
-    strings = Interner()
-    parts: dict[str, list[np.ndarray]] = {}
-    pcs_parts, psrc_parts, renames, modules = [], [], {}, []
-    for rr in raws:
-        ev = rr.events
-        table = strings.remap(rr.strings)
-        flags = ev["flags"]
-        cols = {
-            "time_ns": ev["time_ns"], "rank": np.full(len(ev), rr.rank, np.int32), "thread": ev["thread"],
-            "kind": ev["kind"], "device": ev["device"], "addr": ev["addr"], "addr2": ev["addr2"],
-            "size": ev["size"], "id": ev["id"], "op": ev["op"],
-            "name": _remap(ev["name"], table, (flags & F_NAME_INT) == 0),
-            "id2": _remap(ev["id2"], table, (flags & F_ID2_STR) != 0),
-            "aux": _remap(ev["aux"], table, (flags & F_AUX_STR) != 0),
-            "aux2": _remap(ev["aux2"], table, (flags & F_AUX2_STR) != 0),
-        }
-        for k, v in cols.items():
-            parts.setdefault(k, []).append(v)
-        pc = ev["pc"].copy()
-        ret = ((flags & F_PC_RET) != 0) & (pc > 0)
-        pc[ret] -= np.uint64(1)
-        pcs_parts.append(pc)
-        psrc_parts.append(_remap(ev["loc_str"], table))
-        renames.update(_module_renames(rr.info))
-        modules += rr.modules
-    n = sum(len(rr.events) for rr in raws)
-    cols = {k: np.concatenate(v) for k, v in parts.items()}
-    if not cols:  # the program never loaded the tracer (or died before its first event)
-        cols = {k: np.zeros(0, COLUMN_DTYPES[k]) for k in COLUMN_NAMES if k != "loc"}
-    pcs = np.concatenate(pcs_parts) if pcs_parts else np.zeros(0, np.uint64)
-    psrc = np.concatenate(psrc_parts) if psrc_parts else np.zeros(0, np.int64)
-    modules = dedup_modules(modules, renames)
+BATCH = 1 << 20
 
-    # locations: psource strings first, then PCs
-    locations: list[Location] = []
-    loc = np.full(n, -1, np.int64)
-    uniq_src, inv_src = np.unique(psrc, return_inverse=True)
-    src_loc = np.full(len(uniq_src), -1, np.int64)
-    for i, sid in enumerate(uniq_src):
-        parsed = parse_psource(strings.strings[sid]) if sid >= 0 else None
-        if parsed:
-            src_loc[i] = len(locations)
-            locations.append(parsed)
-    loc = src_loc[inv_src] if n else loc
-    need_pc = (loc < 0) & (pcs > 0)
-    uniq_pc, inv_pc = np.unique(pcs[need_pc], return_inverse=True)
+
+@dataclass
+class _Stream:
+    """One thread file: its rows, its rank's string table, its place in the global row space."""
+
+    rank: int
+    events: np.ndarray
+    table: np.ndarray
+    start: int
+
+
+@dataclass
+class _Locations:
+    """Location ids of psource strings (by global string id) and of PCs (sorted unique)."""
+
+    table: list[Location]
+    by_string: np.ndarray
+    pcs: np.ndarray
+    by_pc: np.ndarray
+
+    def of(self, rows: np.ndarray, loc_str: np.ndarray) -> np.ndarray:
+        loc = np.full(len(rows), -1, np.int64)
+        has_src = loc_str >= 0
+        loc[has_src] = self.by_string[loc_str[has_src]]
+        pc = _adjusted_pcs(rows)
+        need = (loc < 0) & (pc > 0)
+        if need.any() and len(self.pcs):
+            i = np.clip(np.searchsorted(self.pcs, pc[need]), 0, len(self.pcs) - 1)
+            loc[need] = np.where(self.pcs[i] == pc[need], self.by_pc[i], -1)
+        return loc
+
+
+def _adjusted_pcs(rows: np.ndarray) -> np.ndarray:
+    pc = rows["pc"].copy()
+    ret = ((rows["flags"] & F_PC_RET) != 0) & (pc > 0)
+    pc[ret] -= np.uint64(1)
+    return pc
+
+
+def _locations(streams: list[_Stream], strings: Interner, modules: list[Module]) -> _Locations:
+    """Parse psource strings and symbolise every PC that has no psource, one batch per object."""
+    src_ids, pcs = [], []
+    for st in streams:
+        ev = st.events
+        ls = _remap(ev["loc_str"], st.table)
+        src_ids.append(np.unique(ls[ls >= 0]))
+        pc = _adjusted_pcs(ev)
+        pcs.append(np.unique(pc[(ls < 0) & (pc > 0)]))
+    uniq_src = np.unique(np.concatenate(src_ids)) if src_ids else np.zeros(0, np.int64)
+    uniq_pc = np.unique(np.concatenate(pcs)) if pcs else np.zeros(0, np.uint64)
+    raw_locs: list[Location | None] = [parse_psource(strings.strings[int(i)]) for i in uniq_src]
     pc_locs = symbolize(uniq_pc, modules)
-    base = len(locations)
-    pc_ids = np.arange(base, base + len(uniq_pc), dtype=np.int64)
-    locations += pc_locs
-    unknown = np.array([p == UNKNOWN for p in pc_locs], dtype=bool)
-    pc_ids[unknown] = -1
-    loc[need_pc] = pc_ids[inv_pc]
-    locations = _normalize_files(locations)
-    # one id per distinct location
-    uniq_locs = sorted(set(locations))
-    loc_index = {x: i for i, x in enumerate(uniq_locs)}
-    relabel = np.array([loc_index[x] for x in locations] + [-1], dtype=np.int64)
-    loc = np.where(loc >= 0, relabel[np.where(loc >= 0, loc, len(locations))], -1)
-    cols["loc"] = loc
+    known = [x for x in raw_locs if x] + [x for x in pc_locs if x != UNKNOWN]
+    fix = dict(zip(known, _normalize_files(known), strict=True))
+    table = sorted(set(fix.values()))
+    index = {x: i for i, x in enumerate(table)}
+    by_string = np.full(len(strings.strings) + 1, -1, np.int64)
+    for sid, loc in zip(uniq_src, raw_locs, strict=True):
+        if loc:
+            by_string[int(sid)] = index[fix[loc]]
+    by_pc = np.array([index[fix[x]] if x != UNKNOWN else -1 for x in pc_locs], dtype=np.int64)
+    return _Locations(table, by_string, uniq_pc.astype(np.uint64), by_pc)
 
-    _pair_target_data(cols)
-    cols, _ = _add_globals(cols, modules, raws, strings)
 
-    # global sequence order
-    t_start = min((int(rr.info["start_mono_ns"]) for rr in raws if "start_mono_ns" in rr.info),
-                  default=int(cols["time_ns"].min()) if len(cols["time_ns"]) else 0)
-    order = np.lexsort((np.arange(len(cols["time_ns"])), cols["thread"], cols["rank"], cols["time_ns"]))
-    cols = {k: v[order] for k, v in cols.items()}
-    cols["time_ns"] = np.maximum(cols["time_ns"] - t_start, 0)
+def _construct_fixes(streams: list[_Stream]) -> tuple[np.ndarray, np.ndarray]:
+    """Global row positions whose op must change, and the new ops: enter/exit constructs that
+    open/close a `target data` region become TARGET_DATA / TARGET_DATA_END."""
+    pos, rank, kind, op, cid, aux2 = [], [], [], [], [], []
+    for st in streams:
+        ev = st.events
+        sel = np.nonzero((ev["kind"] == EventKind.CONSTRUCT_BEGIN) | (ev["kind"] == EventKind.CONSTRUCT_END))[0]
+        pos.append(sel + st.start)
+        rank.append(np.full(len(sel), st.rank, np.int64))
+        for lst, col in ((kind, "kind"), (op, "op"), (cid, "id"), (aux2, "aux2")):
+            lst.append(ev[col][sel].astype(np.int64))
+    if not pos:
+        return np.zeros(0, np.int64), np.zeros(0, np.int32)
+    pos_a, rank_a, kind_a, op_a, id_a, aux2_a = (np.concatenate(x) for x in (pos, rank, kind, op, cid, aux2))
+    key = (rank_a << 40) | id_a
+    is_end = (kind_a == EventKind.CONSTRUCT_BEGIN) & (op_a == ConstructKind.TARGET_DATA_END)
+    opened = np.unique((rank_a[is_end] << 40) | aux2_a[is_end])
+    to_data = (op_a == ConstructKind.TARGET_ENTER_DATA) & np.isin(key, opened)
+    to_end = (op_a == ConstructKind.TARGET_EXIT_DATA) & np.isin(key, key[is_end])
+    new_op = np.where(to_data, ConstructKind.TARGET_DATA, ConstructKind.TARGET_DATA_END)
+    change = to_data | to_end
+    order = np.argsort(pos_a[change])
+    return pos_a[change][order], new_op[change][order].astype(np.int32)
 
-    meta = _run_metadata(raws, cols, run or {})
-    write_log(out, cols, strings=strings.strings, locations=uniq_locs, run=meta)
+
+def _global_rows(raws: list[RankRaw], streams: list[_Stream], modules_by_rank: dict[int, list[Module]],
+                 strings: Interner, t0: int) -> dict[str, np.ndarray] | None:
+    """ALLOC (op 5) rows, at the start of the run, for each rank's global objects behind mapped sections."""
+    parts = []
+    for rr in raws:
+        addrs = [st.events["addr"][st.events["kind"] == EventKind.MAP_CLAUSE] for st in streams if st.rank == rr.rank]
+        addrs = np.unique(np.concatenate(addrs)) if addrs else np.zeros(0, np.uint64)
+        exe = next((m for m in modules_by_rank.get(rr.rank, []) if m.path == rr.info.get("exe")), None)
+        for start, size, name in _global_objects(exe, addrs):
+            parts.append((rr.rank, start, size, strings.add(name)))
+    if not parts:
+        return None
+    k = len(parts)
+    cols = {c: np.full(k, COLUMN_DEFAULTS[c], COLUMN_DTYPES[c]) for c in COLUMN_NAMES}
+    cols["time_ns"][:] = t0
+    cols["rank"][:] = [p[0] for p in parts]
+    cols["kind"][:] = EventKind.ALLOC
+    cols["addr"][:] = [p[1] for p in parts]
+    cols["size"][:] = [p[2] for p in parts]
+    cols["name"][:] = [p[3] for p in parts]
+    cols["op"][:] = ALLOC_GLOBAL
+    cols["id"][:] = np.arange(k) + (1 << 40)  # distinct from the program's allocation ids
+    return cols
+
+
+def _batch_columns(streams: list[_Stream], starts: np.ndarray, rows_idx: np.ndarray, locs: _Locations,
+                   fix_pos: np.ndarray, fix_op: np.ndarray, t0: int) -> dict[str, np.ndarray]:
+    """Log columns for the global rows `rows_idx` (already in log order)."""
+    n = len(rows_idx)
+    cols = {c: np.empty(n, COLUMN_DTYPES[c]) for c in COLUMN_NAMES}
+    which = np.searchsorted(starts, rows_idx, side="right") - 1
+    for si in np.unique(which):
+        st = streams[int(si)]
+        sel = np.nonzero(which == si)[0]
+        ev = st.events[rows_idx[sel] - st.start]
+        flags = ev["flags"]
+        cols["time_ns"][sel] = np.maximum(ev["time_ns"] - t0, 0)
+        cols["rank"][sel] = st.rank
+        for c in ("thread", "kind", "device", "addr", "addr2", "size", "id", "op"):
+            cols[c][sel] = ev[c]
+        cols["name"][sel] = _remap(ev["name"], st.table, (flags & F_NAME_INT) == 0)
+        cols["id2"][sel] = _remap(ev["id2"], st.table, (flags & F_ID2_STR) != 0)
+        cols["aux"][sel] = _remap(ev["aux"], st.table, (flags & F_AUX_STR) != 0)
+        cols["aux2"][sel] = _remap(ev["aux2"], st.table, (flags & F_AUX2_STR) != 0)
+        cols["loc"][sel] = locs.of(ev, _remap(ev["loc_str"], st.table))
+    if len(fix_pos):
+        i = np.clip(np.searchsorted(fix_pos, rows_idx), 0, len(fix_pos) - 1)
+        hit = fix_pos[i] == rows_idx
+        cols["op"][hit] = fix_op[i[hit]]
+    return cols
+
+
+def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write the log `out` from `raw_dir`; returns the run metadata written.
+
+    Memory: the raw files are memory-mapped; besides them, ~20 bytes per event (time, stream,
+    order) and one batch of rows at a time."""
+    raw_dir = Path(raw_dir)
+    raws = [read_rank(raw_dir, r) for r in (ranks_in(raw_dir) if raw_dir.is_dir() else [])]
+    strings = Interner()
+    streams: list[_Stream] = []
+    renames: dict[str, str] = {}
+    modules_by_rank: dict[int, list[Module]] = {}
+    start = 0
+    for rr in raws:
+        table = strings.remap(rr.strings)
+        renames.update(_module_renames(rr.info))
+        for ev in rr.streams:
+            streams.append(_Stream(rr.rank, ev, table, start))
+            start += len(ev)
+    for rr in raws:
+        modules_by_rank[rr.rank] = dedup_modules(rr.modules, renames)
+    modules = dedup_modules([m for rr in raws for m in rr.modules], renames)
+    n = start
+    starts = np.array([st.start for st in streams], dtype=np.int64)
+
+    t0 = min((int(rr.info["start_mono_ns"]) for rr in raws if "start_mono_ns" in rr.info),
+             default=min((int(st.events["time_ns"].min()) for st in streams if len(st.events)), default=0))
+    times = np.concatenate([st.events["time_ns"] for st in streams]) if streams else np.zeros(0, np.int64)
+    stream_of = np.repeat(np.arange(len(streams), dtype=np.int32), [len(st.events) for st in streams])
+    order = np.lexsort((stream_of, times))  # stable: ties keep the thread's own order
+    del times, stream_of
+
+    locs = _locations(streams, strings, modules)
+    fix_pos, fix_op = _construct_fixes(streams)
+    globals_ = _global_rows(raws, streams, modules_by_rank, strings, t0)
+    n_globals = len(globals_["kind"]) if globals_ is not None else 0
+    has_access = any(bool((st.events["kind"] == EventKind.ACCESS).any()) for st in streams)
+
+    meta = _run_metadata(raws, n + n_globals, has_access, run or {})
+    with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta) as w:
+        if globals_ is not None:
+            globals_["time_ns"][:] = 0
+            w.write_columns(globals_)
+        for b in range(0, n, BATCH):
+            w.write_columns(_batch_columns(streams, starts, order[b:b + BATCH], locs, fix_pos, fix_op, t0))
+        if n + n_globals == 0:
+            w.write_columns({c: np.zeros(0, COLUMN_DTYPES[c]) for c in COLUMN_NAMES})
     return meta
 
 
-def _pair_target_data(cols: dict[str, np.ndarray]) -> None:
-    """Enter/exit constructs that open/close a `target data` region become DATA / DATA_END."""
-    kind, op = cols["kind"], cols["op"]
-    is_end = (kind == EventKind.CONSTRUCT_BEGIN) & (op == ConstructKind.TARGET_DATA_END)
-    if not is_end.any():
-        return
-    key = cols["rank"].astype(np.int64) << 40
-    opened = np.unique(key[is_end] | cols["aux2"][is_end])
-    cons = (kind == EventKind.CONSTRUCT_BEGIN) | (kind == EventKind.CONSTRUCT_END)
-    hit = cons & (op == ConstructKind.TARGET_ENTER_DATA) & np.isin(key | cols["id"], opened)
-    op[hit] = ConstructKind.TARGET_DATA
-    ends = (kind == EventKind.CONSTRUCT_END) & (op == ConstructKind.TARGET_EXIT_DATA)
-    ends_of = np.isin(key | cols["id"], key[is_end] | cols["id"][is_end])
-    op[ends & ends_of] = ConstructKind.TARGET_DATA_END
-
-
-def _add_globals(cols: dict[str, np.ndarray], modules: list[Module], raws: list[RankRaw],
-                 strings: Interner) -> tuple[dict[str, np.ndarray], int]:
-    """ALLOC (op 5) rows, at time 0, for the executable's global objects behind mapped sections."""
-    maps = cols["kind"] == EventKind.MAP_CLAUSE
-    if not maps.any() or not raws:
-        return cols, 0
-    exe_path = raws[0].info.get("exe")
-    exe = next((m for m in modules if m.path == exe_path), None)
-    found = _global_objects(exe, np.unique(cols["addr"][maps]))
-    if not found:
-        return cols, 0
-    k = len(found)
-    next_id = int(cols["id"][cols["kind"] == EventKind.ALLOC].max(initial=-1)) + 1
-    t0 = min((int(rr.info["start_mono_ns"]) for rr in raws if "start_mono_ns" in rr.info),
-             default=int(cols["time_ns"].min()))
-    new = {
-        "time_ns": np.full(k, t0, np.int64), "rank": np.zeros(k, np.int32), "thread": np.zeros(k, np.int32),
-        "kind": np.full(k, EventKind.ALLOC, np.int16), "device": np.full(k, -1, np.int32),
-        "addr": np.array([f[0] for f in found], np.uint64), "addr2": np.zeros(k, np.uint64),
-        "size": np.array([f[1] for f in found], np.uint64), "id": np.arange(next_id, next_id + k),
-        "op": np.full(k, ALLOC_GLOBAL, np.int32),
-        "name": np.array([strings.add(f[2]) for f in found], np.int64),
-        "id2": np.full(k, -1, np.int64), "aux": np.zeros(k, np.int64), "aux2": np.zeros(k, np.int64),
-        "loc": np.full(k, -1, np.int64),
-    }
-    return {c: np.concatenate([new[c].astype(v.dtype), v]) for c, v in cols.items()}, k
-
-
-def _run_metadata(raws: list[RankRaw], cols: dict[str, np.ndarray], run: dict[str, Any]) -> dict[str, Any]:
+def _run_metadata(raws: list[RankRaw], events: int, has_access: bool, run: dict[str, Any]) -> dict[str, Any]:
     from quiver import __version__
 
     infos = [rr.info for rr in raws]
@@ -255,7 +324,7 @@ def _run_metadata(raws: list[RankRaw], cols: dict[str, np.ndarray], run: dict[st
         "start_unix_ns": min((int(i["start_unix_ns"]) for i in infos if "start_unix_ns" in i), default=0),
         "host": socket.gethostname(),
         "tool_version": __version__,
-        "events": len(cols["kind"]),
+        "events": events,
         "partial_records": int(sum(rr.partial_records for rr in raws)),
         "exe": infos[0].get("exe", "") if infos else "",
         "pid": int(infos[0].get("pid", 0)) if infos else 0,
@@ -268,9 +337,8 @@ def _run_metadata(raws: list[RankRaw], cols: dict[str, np.ndarray], run: dict[st
     if any(i.get("access_limit") == "1" for i in infos):
         meta["access_limit_reached"] = True  # QUIVER_RAW_LIMIT_MB: later accesses were dropped
     meta.update(run)
-    meta.setdefault("truncated", not clean)
-    meta["truncated"] = bool(meta["truncated"]) or not clean
-    meta.setdefault("has_accesses", bool((cols["kind"] == EventKind.ACCESS).any()))
+    meta["truncated"] = bool(meta.get("truncated", False)) or not clean
+    meta.setdefault("has_accesses", has_access)
     meta.setdefault("program", meta["exe"])
     meta.setdefault("argv", [])
     meta.setdefault("exit_status", None)

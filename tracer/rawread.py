@@ -60,7 +60,7 @@ class RankRaw:
     """Everything one rank left in the raw directory."""
 
     rank: int
-    events: np.ndarray  # RAW_DTYPE, unsorted (concatenated per-thread files)
+    streams: list[np.ndarray]  # RAW_DTYPE per thread file (memory-mapped), in file order
     strings: list[str]
     modules: list[Module]
     info: dict[str, str]
@@ -68,12 +68,19 @@ class RankRaw:
     partial_records: int = 0
     extra: dict = field(default_factory=dict)
 
+    @property
+    def events(self) -> np.ndarray:
+        """All events of the rank in one array (a copy: small raw directories only)."""
+        return np.concatenate(self.streams) if self.streams else np.zeros(0, RAW_DTYPE)
+
 
 def read_events(path: Path) -> tuple[np.ndarray, bool]:
-    """Events of one thread file; a trailing partial record (crash mid-write) is dropped."""
-    data = np.fromfile(path, dtype=np.uint8)
-    whole = len(data) // RAW_DTYPE.itemsize * RAW_DTYPE.itemsize
-    return data[:whole].view(RAW_DTYPE), whole != len(data)
+    """Events of one thread file, memory-mapped; a trailing partial record (crash mid-write) is dropped."""
+    size = path.stat().st_size
+    whole = size // RAW_DTYPE.itemsize
+    if whole == 0:
+        return np.zeros(0, RAW_DTYPE), size != 0
+    return np.memmap(path, dtype=RAW_DTYPE, mode="r", shape=(whole,)), whole * RAW_DTYPE.itemsize != size
 
 
 def read_strings(path: Path) -> list[str]:
@@ -140,10 +147,9 @@ def read_rank(raw_dir: Path, rank: int) -> RankRaw:
             parts.append(ev)
             partial += int(cut)
             threads = max(threads, int(m.group(2)) + 1)
-    events = np.concatenate(parts) if parts else np.zeros(0, RAW_DTYPE)
     return RankRaw(
         rank=rank,
-        events=events,
+        streams=parts,
         strings=read_strings(raw_dir / f"r{rank}.str"),
         modules=read_modules(raw_dir / f"r{rank}.mod"),
         info=read_info(raw_dir / f"r{rank}.info"),
