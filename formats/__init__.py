@@ -5,7 +5,7 @@ Nothing outside this package knows the byte layout of a log.
 
 from .builder import LogBuilder
 from .errors import LogFormatError
-from .logset import LogSet, open_logs, rank_file_name, write_manifest
+from .logset import LogSet, open_logs, rank_file_name, write_manifest, write_split
 from .reader import EventLog, SourceLocation, read_log, validate_schema
 from .schema import (
     COLUMN_NAMES,
@@ -33,5 +33,5 @@ __all__ = [
     "COLUMNS", "COLUMN_NAMES", "FAMILIES", "FORMAT_VERSION", "AccessFlag", "ConstructFlag", "ConstructKind",
     "DataOpKind", "DependKind", "EventKind", "EventLog", "LockType", "LogBuilder", "LogFormatError", "LogSet", "LogWriter",
     "MapType", "MessageKind", "MpiSyncKind", "RmaOp", "SourceLocation", "SyncKind", "TaskFlag", "WinFlavor",
-    "open_logs", "rank_file_name", "read_log", "validate_schema", "write_log", "write_manifest",
+    "open_logs", "rank_file_name", "read_log", "validate_schema", "write_log", "write_manifest", "write_split",
 ]

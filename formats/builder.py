@@ -241,6 +241,16 @@ class LogBuilder:
     def write(self, path: str | os.PathLike, *, compression: str | None = "zstd") -> Path:
         cols = self.columns()
         run = dict(self.run)
-        run.setdefault("threads", int(len(np.unique(cols["thread"]))) if len(cols["thread"]) else 1)
+        run.setdefault("threads", len(np.unique(cols["thread"])) if len(cols["thread"]) else 1)
         return write_log(path, cols, strings=self.strings, locations=self.locations, run=run,
                          compression=compression)
+
+    def write_split(self, directory: str | os.PathLike, *, compression: str | None = "zstd") -> Path:
+        """The same events as a split log (`trace record --split`): one file per rank + manifest."""
+        from .logset import write_split
+
+        cols = self.columns()
+        run = dict(self.run)
+        run.setdefault("threads", len(np.unique(cols["thread"])) if len(cols["thread"]) else 1)
+        write_split(directory, cols, strings=self.strings, locations=self.locations, run=run, compression=compression)
+        return Path(directory)

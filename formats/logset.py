@@ -19,9 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .errors import LogFormatError
 from .reader import EventLog, read_log
 from .schema import FORMAT_VERSION
+from .writer import Location, write_log
 
 MANIFEST = "manifest.json"
 SPLIT_FORMAT = "quiver-split"
@@ -40,6 +43,28 @@ def write_manifest(directory: str | os.PathLike, files: Sequence[str], run: dict
     tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     os.replace(tmp, path)
     return path
+
+
+def write_split(directory: str | os.PathLike, columns: dict[str, np.ndarray], *, strings: Sequence[str] = (),
+                locations: Sequence[Location] = (), run: dict[str, Any] | None = None,
+                compression: str | None = "zstd") -> Path:
+    """Write one run's events (all ranks, in sequence order) as a split log: a rank file per rank
+    (each with the run's string and location tables) and the manifest. Returns the manifest path."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    run = dict(run or {})
+    rank = np.asarray(columns["rank"])
+    order = np.argsort(rank, kind="stable")
+    ranks, starts = np.unique(rank[order], return_index=True)
+    ends = np.r_[starts[1:], len(order)]
+    files = []
+    for r, a, b in zip(ranks.tolist(), starts, ends):
+        rows = order[a:b]
+        name = rank_file_name(int(r))
+        write_log(d / name, {k: np.asarray(v)[rows] for k, v in columns.items()}, strings=strings,
+                  locations=locations, run={**run, "rank": int(r)}, compression=compression)
+        files.append(name)
+    return write_manifest(d, files, run)
 
 
 @dataclass

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
 from quiver.formats import read_log
 
 from .registry import CHECKERS, CheckOptions
@@ -61,8 +60,17 @@ def analyze(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="write the report to FILE")] = None,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
                                                   help="progress bar on stderr (default: on a terminal)")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", "-j", min=1, help="check shards in N local "
+                                                "processes (same report as one)")] = None,
+    dask: Annotated[str | None, typer.Option("--dask", metavar="ADDRESS", help="check shards on a Dask cluster: "
+                                             "tcp://scheduler:8786, or 'local' for a LocalCluster")] = None,
+    scratch: Annotated[Path | None, typer.Option("--scratch", help="directory for the shuffled shards "
+                                                 "(default: system temp; next to the log with --dask ADDRESS)")] = None,
 ) -> int:
     """Find data-mapping issues, nowait races and MPI-RMA races in a log; print a report with fixes.
+
+    LOG is a log file or a split-log directory (`trace record --split`). With --workers or --dask
+    the run is checked shard by shard in parallel (docs/distributed.md); the report is identical.
 
     Exit status: 0 clean, 1 findings, 2 unusable input.
     """
@@ -72,12 +80,17 @@ def analyze(
         checks = resolve_checks(check)
     except UnknownCheck as e:
         raise fail(str(e)) from None
-    opened = read_log(log)
-    show = progress if progress is not None else (sys.stderr.isatty() or opened.num_events >= LARGE_LOG_EVENTS)
-    if show:
-        report = _run_with_progress(opened, checks, max_schedules, baseline)
+    options = CheckOptions(max_schedules=max_schedules, baseline=baseline)
+    if log.is_dir() or workers is not None or dask is not None:
+        report = _run_sharded(log, checks, options, workers, dask, scratch,
+                              progress if progress is not None else sys.stderr.isatty())
     else:
-        report = run_checks(opened, checks, CheckOptions(max_schedules=max_schedules, baseline=baseline))
+        opened = read_log(log)
+        show = progress if progress is not None else (sys.stderr.isatty() or opened.num_events >= LARGE_LOG_EVENTS)
+        if show:
+            report = _run_with_progress(opened, checks, max_schedules, baseline)
+        else:
+            report = run_checks(opened, checks, options)
     text = render(report, fmt)
     if output is not None:
         _write(output, text)
@@ -85,6 +98,38 @@ def analyze(
         sys.stdout.write(text)
         sys.stdout.flush()
     return report.exit_status
+
+
+def _run_sharded(log: Path, checks: list[str], options: CheckOptions, workers: int | None, dask: str | None,
+                 scratch: Path | None, show: bool) -> AnalysisReport:
+    """The sharded analysis (quiver.replay.sharded) on the executor --workers/--dask ask for."""
+    from quiver.cli import fail
+
+    from .executors import ExecutorUnavailable, make_executor
+    from .sharded import analyze_sharded
+
+    if scratch is not None and not scratch.is_dir():
+        raise fail(f"--scratch {scratch}: not a directory")
+    try:
+        executor = make_executor(workers, dask)
+    except ExecutorUnavailable as e:
+        raise fail(str(e)) from None
+    try:
+        if not show:
+            return analyze_sharded(log, checks, options, executor, scratch)
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        console = Console(stderr=True)
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=console, transient=console.is_terminal) as bar:
+            def phase(name: str, total: int):
+                task = bar.add_task(f"{name:>15}", total=max(total, 1))
+                return lambda n: bar.advance(task, n)
+
+            return analyze_sharded(log, checks, options, executor, scratch, progress=phase)
+    finally:
+        executor.close()
 
 
 def _run_with_progress(log, checks: list[str], max_schedules: int, baseline: bool) -> AnalysisReport:

@@ -83,14 +83,23 @@ def shards(a: Accesses) -> list[tuple[int, int, np.ndarray]]:
     return sorted(out, key=lambda s: (s[0], s[1]))
 
 
-def analyze(log: EventLog, baseline: bool = False):
-    """Everything the checker computes, for notebooks and benchmarks: (accesses, regions, ranks, pairs)."""
+def analyze(log: EventLog, baseline: bool = False, *, ranks: np.ndarray | None = None, clk: Clocks | None = None,
+            owners: np.ndarray | None = None):
+    """Everything the checker computes, for notebooks and benchmarks: (accesses, regions, ranks, pairs).
+
+    On one partition of a sharded run (quiver.replay.sharded), ``log`` holds every sync event plus the
+    accesses routed to the memory ranks ``owners``; ``ranks`` and ``clk`` are the whole run's, and
+    only the (window, rank) shards of ``owners`` are searched (the others are incomplete there).
+    """
     cols = log.columns()
-    ro = rank_order(cols)
-    clk = clocks(cols, log.strings, ro)
+    ro = rank_order(cols, ranks)
+    if clk is None:
+        clk = clocks(cols, log.strings, ro)
     a, reg = build(cols, ro, clk)
     xs, ys, los, his = [], [], [], []
-    for _w, _m, rows in shards(a):
+    for _w, m, rows in shards(a):
+        if owners is not None and not np.isin(ro.ranks[m], owners):
+            continue
         x, y, lo, hi = check_shard(a.take(rows), clk, baseline)
         xs.append(rows[x])
         ys.append(rows[y])
@@ -100,11 +109,28 @@ def analyze(log: EventLog, baseline: bool = False):
     return a, reg, ro.ranks, (cat(xs), cat(ys), cat(los), cat(his))
 
 
+def _has_rma(log: EventLog) -> bool:
+    kinds = log.col("kind")
+    return bool(np.isin(kinds, np.array([int(k) for k in RMA_KINDS], dtype=kinds.dtype)).any())
+
+
 def check_rma(log: EventLog, options: CheckOptions | None = None) -> list[Finding]:
     """Every MPI-RMA race in the log (``options.baseline``: the paper's epoch algorithm only)."""
     options = options or CheckOptions()
-    kinds = log.col("kind")
-    if not np.isin(kinds, np.array([int(k) for k in RMA_KINDS], dtype=kinds.dtype)).any():
+    if not _has_rma(log):
         return []
     a, reg, ranks, (x, y, lo, hi) = analyze(log, options.baseline)
     return merge_findings(make_findings(log, a, reg, ranks, x, y, lo, hi, options.baseline))
+
+
+def check_rma_partition(log: EventLog, owners: np.ndarray, ranks: np.ndarray, clk: Clocks,
+                        baseline: bool = False) -> list[Finding]:
+    """The races in the memory of ``owners``, from one partition of a sharded run (see ``analyze``).
+
+    Pure like ``check_shard``: the findings of a (window, rank) shard do not depend on which other
+    shards share the partition, so any partitioning gives the findings of ``check_rma``.
+    """
+    if not _has_rma(log):
+        return []
+    a, reg, ranks, (x, y, lo, hi) = analyze(log, baseline, ranks=ranks, clk=clk, owners=owners)
+    return merge_findings(make_findings(log, a, reg, ranks, x, y, lo, hi, baseline))

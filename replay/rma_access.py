@@ -132,10 +132,20 @@ class Regions:
     def shard_of(self, rank: np.ndarray, addr: np.ndarray, row: np.ndarray) -> np.ndarray:
         """The window whose memory holds each address at that time, else -1."""
         out = np.full(len(addr), -1, dtype=np.int64)
+        if len(self.lo) == 0 or len(addr) == 0:
+            return out
+        # each region only looks at its own rank's queries (thousands of ranks, one region each)
+        by_rank = np.argsort(rank, kind="stable")
+        sorted_rank = rank[by_rank]
+        starts = np.searchsorted(sorted_rank, self.rank, side="left")
+        ends = np.searchsorted(sorted_rank, self.rank, side="right")
         for i in range(len(self.lo)):
-            hit = ((out < 0) & (rank == self.rank[i]) & (addr >= self.lo[i]) & (addr < self.hi[i])
-                   & (row >= self.born[i]) & (row < self.dies[i]))
-            out[hit] = self.win[i]
+            q = by_rank[starts[i]:ends[i]]
+            if len(q) == 0:
+                continue
+            hit = ((out[q] < 0) & (addr[q] >= self.lo[i]) & (addr[q] < self.hi[i]) & (row[q] >= self.born[i])
+                   & (row[q] < self.dies[i]))
+            out[q[hit]] = self.win[i]
         return out
 
 

@@ -35,10 +35,11 @@ class RankOrder:
     ncuts: np.ndarray          # per rank index: number of cuts
 
 
-def rank_order(cols: dict[str, np.ndarray]) -> RankOrder:
+def rank_order(cols: dict[str, np.ndarray], ranks: np.ndarray | None = None) -> RankOrder:
+    """Segments of every event; ``ranks`` (sorted) when the events are one shard of a bigger log."""
     kind = cols["kind"]
     rank = cols["rank"].astype(np.int64)
-    ranks = np.unique(rank)
+    ranks = np.unique(rank) if ranks is None else np.asarray(ranks, dtype=np.int64)
     ridx = np.searchsorted(ranks, rank)
     is_sync = np.isin(kind, np.array([int(k) for k in SYNC_KINDS], dtype=kind.dtype))
     order = np.lexsort((np.arange(len(kind)), ridx))     # by rank, then sequence
@@ -247,7 +248,10 @@ class _Propagation:
 def _propagate(ro: RankOrder, point, groups, group_of, waits, nr: int) -> Clocks:
     """Kahn-style pass over the join cuts only; the other cuts inherit by prefix maximum."""
     pr = _Propagation(ro.ncuts, nr)
-    joins_of = [sorted({k for (r, k) in list(point) + list(group_of) if r == ri}) for ri in range(nr)]
+    by_rank: dict[int, set[int]] = {}
+    for r, k in (*point, *group_of):
+        by_rank.setdefault(r, set()).add(k)
+    joins_of = [sorted(by_rank.get(ri, ())) for ri in range(nr)]
     pos = [0] * nr
 
     def final(r: int, k: int) -> bool:
