@@ -231,7 +231,9 @@ def _global_rows(raws: list[RankRaw], streams: list[_Stream], modules_by_rank: d
     cols["size"][:] = [p[2] for p in parts]
     cols["name"][:] = [p[3] for p in parts]
     cols["op"][:] = ALLOC_GLOBAL
-    cols["id"][:] = np.arange(k) + (1 << 40)  # distinct from the program's allocation ids
+    top = max((int(st.events["id"][st.events["kind"] == EventKind.ALLOC].max(initial=-1)) for st in streams),
+              default=-1)
+    cols["id"][:] = np.arange(top + 1, top + 1 + k)  # after the program's allocation ids
     return cols
 
 
