@@ -157,3 +157,14 @@ def test_quiver_cc_as_CC_in_a_makefile(tmp_path, record_c):
     assert run.stdout == "4950\n" and run.stderr == ""
     t = run.open()
     assert t.log.run["has_accesses"] is True and t.accesses.height > 0
+
+
+def test_recorded_seed_listing_is_diagnosed_end_to_end(record_c, trace_cli_run):
+    """trace cc -> trace record -> trace analyze: the alloc'd `b` of seed 000 Fig. 1 is read uninitialised."""
+    run = record_c("omp/seed000_fig1_alloc.c")
+    report = trace_cli_run("analyze", str(run.log))
+    if "not yet available" in report.stderr:
+        pytest.skip("trace analyze is not available in this tree")
+    assert report.returncode == 1, report.stderr
+    first = next(line for line in report.stdout.splitlines() if line.startswith("==quiver=="))
+    assert "use-of-uninitialized-memory" in first and "seed000_fig1_alloc.c:13" in first
