@@ -264,8 +264,9 @@ def _batch_columns(streams: list[_Stream], starts: np.ndarray, rows_idx: np.ndar
     return cols
 
 
-def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write the log `out` from `raw_dir`; returns the run metadata written.
+def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: int | None = None) -> dict[str, Any]:
+    """Write the log `out` from `raw_dir`; returns the run metadata written. ``t0``: the monotonic
+    time that becomes time 0 (default: the earliest rank start; `--split` gives every rank the same).
 
     Memory: the raw files are memory-mapped; besides them, ~20 bytes per event (time, stream,
     order) and one batch of rows at a time."""
@@ -288,8 +289,9 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None) -> dic
     n = start
     starts = np.array([st.start for st in streams], dtype=np.int64)
 
-    t0 = min((int(rr.info["start_mono_ns"]) for rr in raws if "start_mono_ns" in rr.info),
-             default=min((int(st.events["time_ns"].min()) for st in streams if len(st.events)), default=0))
+    if t0 is None:
+        t0 = min((int(rr.info["start_mono_ns"]) for rr in raws if "start_mono_ns" in rr.info),
+                 default=min((int(st.events["time_ns"].min()) for st in streams if len(st.events)), default=0))
     times = np.concatenate([st.events["time_ns"] for st in streams]) if streams else np.zeros(0, np.int64)
     stream_of = np.repeat(np.arange(len(streams), dtype=np.int32), [len(st.events) for st in streams])
     order = np.lexsort((stream_of, times))  # stable: ties keep the thread's own order
