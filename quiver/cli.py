@@ -36,14 +36,14 @@ def fail(message: str, code: int = EXIT_UNUSABLE) -> typer.Exit:
 
 @app.command(epilog="Example:  trace info run.arrow\n\n          trace info --json run.arrow")
 def info(
-    log: Annotated[Path, typer.Argument(help="event log written by `trace record`")],
+    log: Annotated[Path, typer.Argument(help="event log written by `trace record` (or a split-log directory)")],
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
 ) -> None:
     """What is in a log: program, ranks, threads, devices, counts by event family, time span, truncation."""
-    from quiver.formats import read_log
-    from quiver.info import log_summary, render_summary
+    from quiver.formats import open_logs
+    from quiver.info import logset_summary, render_summary
 
-    summary = log_summary(read_log(log))
+    summary = logset_summary(open_logs(log))
     print(json.dumps(summary, indent=2, sort_keys=True) if as_json else render_summary(summary))
 
 

@@ -44,6 +44,13 @@ def _findings(log, checks: list[str] | None) -> list:
     return Trace(log).check(checks)
 
 
+def _run_findings(logs, checks: list[str] | None) -> list:
+    """Findings of a whole split run (MPI-RMA races need every rank), as `trace analyze run.d` gives."""
+    from quiver.replay.run_checks import resolve_checks
+    from quiver.replay.sharded import analyze_sharded
+    return analyze_sharded(logs.path, checks or resolve_checks(None)).findings
+
+
 def export(
     log: Annotated[Path, typer.Argument(help="event log written by `trace record` (or a split-log directory)")],
     to: Annotated[str, typer.Option("--to", "-t", help="perfetto, chrome (the same JSON) or parquet")],
@@ -106,8 +113,12 @@ def _export_chrome(logs, out: Path, ranks, from_ns, to_ns, with_findings: bool, 
     from .export_timeline import Timeline, build_timeline
 
     parts = []
+    run_found = _run_findings(logs, checks) if with_findings and logs.split else None
     for ev_log in logs:
-        found = _findings(ev_log, checks) if with_findings else None
+        if run_found is not None:   # a rank file shows its own rank's findings of the whole run
+            found = [f for f in run_found if f.access.rank == ev_log.run.get("rank", f.access.rank)]
+        else:
+            found = _findings(ev_log, checks) if with_findings else None
         parts.append(build_timeline(ev_log, ranks=ranks, from_ns=from_ns, to_ns=to_ns, findings=found))
     tl = parts[0] if len(parts) == 1 else Timeline(
         slices=pl.concat([p.slices for p in parts]).sort("start_ns", "rank", "tid", "seq"),

@@ -6,10 +6,12 @@ from typing import Any
 
 import numpy as np
 
-from quiver.formats import FAMILIES, EventKind, EventLog
+from quiver.formats import FAMILIES, EventKind, EventLog, LogSet
+from quiver.formats.logset import MANIFEST
 
 
-def log_summary(log: EventLog, _events: Any = None) -> dict[str, Any]:
+def _scan(log: EventLog) -> dict[str, Any]:
+    """Counts by kind, time bounds, (rank, thread) pairs, devices and ranks of one log, streamed."""
     kind_counts = np.zeros(256, dtype=np.int64)
     t_min, t_max = None, None
     threads: set[tuple[int, int]] = set()
@@ -28,27 +30,62 @@ def log_summary(log: EventLog, _events: Any = None) -> dict[str, Any]:
         # `device` is an OpenMP device only for OpenMP kinds (RMA reuses the column for a datatype size)
         dev = batch["device"][batch["kind"] < int(EventKind.WIN_CREATE)]
         devices.update(np.unique(dev[dev >= 0]).tolist())
-    run = log.run
+    return {"kinds": kind_counts, "t_min": t_min, "t_max": t_max, "threads": threads, "devices": devices,
+            "ranks": ranks}
+
+
+def _summary(path: str, run: dict[str, Any], version: int, scan: dict[str, Any], size: int, strings: int,
+             locations: int) -> dict[str, Any]:
+    kind_counts = scan["kinds"]
     return {
-        "path": str(log.path),
+        "path": path,
         "program": run.get("program", "?"),
         "argv": list(run.get("argv", [])),
-        "format_version": log.version,
-        "ranks": int(run.get("ranks", max(len(ranks), 1))),
-        "threads": len(threads),
-        "devices": sorted(int(d) for d in devices),
+        "format_version": version,
+        "ranks": int(run.get("ranks", max(len(scan["ranks"]), 1))),
+        "threads": len(scan["threads"]),
+        "devices": sorted(int(d) for d in scan["devices"]),
         "events": int(kind_counts.sum()),
         "counts": {fam: int(sum(kind_counts[int(k)] for k in ks)) for fam, ks in FAMILIES.items()},
         "kinds": {k.name.lower(): int(kind_counts[int(k)]) for k in EventKind if kind_counts[int(k)]},
-        "time_span_ns": (t_max - t_min) if t_min is not None else 0,
-        "truncated": log.truncated,
+        "time_span_ns": (scan["t_max"] - scan["t_min"]) if scan["t_min"] is not None else 0,
+        "truncated": bool(run.get("truncated", False)),
         "exit_status": run.get("exit_status"),
         "signal": run.get("signal"),
         "has_accesses": bool(run.get("has_accesses", True)),
-        "size_bytes": log.size_bytes,
-        "strings": len(log.strings),
-        "locations": len(log.locations),
+        "size_bytes": size,
+        "strings": strings,
+        "locations": locations,
     }
+
+
+def log_summary(log: EventLog, _events: Any = None) -> dict[str, Any]:
+    return _summary(str(log.path), log.run, log.version, _scan(log), log.size_bytes, len(log.strings),
+                    len(log.locations))
+
+
+def logset_summary(logs: LogSet) -> dict[str, Any]:
+    """``log_summary`` of a single log, or of a whole split run (every rank file, one rank file at a time)."""
+    if not logs.split:
+        return log_summary(logs.open(0))
+    total: dict[str, Any] = {"kinds": np.zeros(256, dtype=np.int64), "t_min": None, "t_max": None,
+                             "threads": set(), "devices": set(), "ranks": set()}
+    size, strings, locations, version = (logs.path / MANIFEST).stat().st_size, set(), set(), 0
+    for log in logs:
+        scan = _scan(log)
+        total["kinds"] += scan["kinds"]
+        for key, pick in (("t_min", min), ("t_max", max)):
+            if scan[key] is not None:
+                total[key] = scan[key] if total[key] is None else pick(total[key], scan[key])
+        for key in ("threads", "devices", "ranks"):
+            total[key] |= scan[key]
+        size += log.size_bytes
+        strings.update(log.strings)
+        locations.update(log.locations)
+        version = log.version
+    out = _summary(str(logs.path), logs.run, version, total, size, len(strings), len(locations))
+    out["rank_files"] = len(logs)
+    return out
 
 
 def _human_bytes(n: int) -> str:
@@ -77,7 +114,7 @@ def render_summary(s: dict[str, Any]) -> str:
     elif s.get("exit_status") not in (None, 0):
         status += f", exit status {s['exit_status']}"
     lines = [
-        f"log:            {s['path']}",
+        f"log:            {s['path']}" + (f" (split: {s['rank_files']} rank files)" if "rank_files" in s else ""),
         f"program:        {argv}",
         f"format version: {s['format_version']}",
         f"status:         {status}",

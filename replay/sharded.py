@@ -21,7 +21,8 @@ import os
 import pickle
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -29,8 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from quiver.formats import EventLog, LogSet, open_logs, read_log
-from quiver.formats.memory import memory_log
+from quiver.formats import EventLog, LogSet, open_logs, read_log, write_log
 
 from .executors import Executor, SerialExecutor
 from .findings import Finding, merge_findings
@@ -91,8 +91,17 @@ def _save_clocks(scratch: Path, clk: Clocks) -> None:
         pickle.dump((clk.off, clk.nranks, clk.pscw_wait), f)
 
 
-def _shard_log(cols: dict[str, np.ndarray], ctx: Context, name: str) -> EventLog:
-    return memory_log(event_columns(cols), strings=ctx.strings, locations=ctx.locations, run=ctx.run, path=name)
+@contextmanager
+def _shard_log(cols: dict[str, np.ndarray], ctx: Context, name: str) -> Iterator[EventLog]:
+    """The rows as an ordinary (uncompressed, memory-mapped) log file in the scratch directory,
+    removed once checked."""
+    path = os.path.join(ctx.scratch, f"{name}.{os.getpid()}.arrow")
+    write_log(path, event_columns(cols), strings=ctx.strings, locations=ctx.locations, run=ctx.run,
+              compression=None)
+    try:
+        yield read_log(path)
+    finally:
+        os.unlink(path)
 
 
 def _omp_findings(log: EventLog, ctx: Context) -> list[Finding]:
@@ -106,16 +115,16 @@ def run_partition(part: Partition, ctx: Context) -> list[Finding]:
         for path in part.files:                       # whole logs: rank files, or a one-rank log
             found += _omp_findings(read_log(path), ctx)
         for rank, pieces in part.pieces:              # one rank of a single-file log
-            cols = sort_rows(read_pieces(list(pieces)))
-            found += _omp_findings(_shard_log(cols, ctx, f"<rank {rank}>"), ctx)
+            with _shard_log(sort_rows(read_pieces(list(pieces))), ctx, f"shard-openmp-{rank}") as log:
+                found += _omp_findings(log, ctx)
         return found
     if not ctx.has_global:
         return found
     routed = read_pieces([p for _r, pieces in part.pieces for p in pieces])
     cols = sort_rows(concat([_global_rows(ctx.scratch), routed]))
-    log = _shard_log(cols, ctx, f"<memory of ranks {part.ranks[0]}..{part.ranks[-1]}>")
-    return check_rma_partition(log, np.array(part.ranks, dtype=np.int64), ctx.ranks, _clocks(ctx.scratch),
-                               ctx.options.baseline)
+    with _shard_log(cols, ctx, f"shard-rma-{part.ranks[0]}-{part.ranks[-1]}") as log:
+        return check_rma_partition(log, np.array(part.ranks, dtype=np.int64), ctx.ranks, _clocks(ctx.scratch),
+                                   ctx.options.baseline)
 
 
 # --- driver side --------------------------------------------------------------------------------

@@ -36,15 +36,19 @@ cxx.context_settings = _PASS_THROUGH
 def record(
     program: Annotated[list[str], typer.Argument(help="the program and its arguments (after --)",
                                                  show_default=False)],
-    output: Annotated[Path, typer.Option("-o", "--output", help="event log to write")] = Path("run.arrow"),
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="event log to write (default run.arrow; "
+                                                "run.d with --split)")] = None,
     ranks: Annotated[int | None, typer.Option("-n", "--ranks", min=1,
                                               help="run RANKS MPI processes under the launcher")] = None,
     launcher: Annotated[str | None, typer.Option("--launcher",
                                                  help="launcher command used with -n (default mpiexec.mpich)")] = None,
+    split: Annotated[bool, typer.Option("--split", help="write a directory with one log per rank and a "
+                                        "manifest instead of one merged log (for big runs)")] = False,
 ) -> None:
     """Run a program with the tracer and write one event log; exits with the program's status.
 
     Example:  trace record -o run.arrow -- ./prog 100
+              trace record -n 1024 --split -o run.d -- ./app
     """
     from quiver.tracer.native import BuildError
     from quiver.tracer.record import record as do_record
@@ -53,7 +57,11 @@ def record(
         print("trace: error: no program given (usage: trace record -o run.arrow -- ./prog args)", file=sys.stderr)
         raise typer.Exit(2)
     try:
-        result = do_record(program, output, ranks=ranks, launcher=launcher)
+        out = output if output is not None else Path("run.d" if split else "run.arrow")
+        result = do_record(program, out, ranks=ranks, launcher=launcher, split=split)
+    except FileExistsError as e:
+        print(f"trace: error: {e}", file=sys.stderr)
+        raise typer.Exit(2) from None
     except FileNotFoundError as e:
         print(f"trace: error: program not found: {e.args[0] if e.args else program[0]}", file=sys.stderr)
         raise typer.Exit(2) from None

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from quiver.tracer.finalize import cleanup_device_images, finalize, raw_dir_for
+from quiver.tracer.finalize_split import finalize_split, prepare_split_dir
 from quiver.tracer.native import ensure_built
 
 DEFAULT_LAUNCHER = "mpiexec.mpich"
@@ -154,9 +155,12 @@ def run_program(argv: Sequence[str], env: dict[str, str]) -> int:
 
 
 def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: str | None = None,
-           warn=lambda msg: print(f"trace: {msg}", file=sys.stderr)) -> RecordResult:
-    """Run `argv` under the tracer and write `out`. Raises FileNotFoundError for a missing program."""
+           warn=lambda msg: print(f"trace: {msg}", file=sys.stderr), split: bool = False) -> RecordResult:
+    """Run `argv` under the tracer and write `out` (with `split`: a directory, one log per rank).
+    Raises FileNotFoundError for a missing program, FileExistsError for an unusable split `out`."""
     out = Path(out).resolve()
+    if split:
+        prepare_split_dir(out)
     prog = resolve_program(argv[0])
     if prog is None:
         raise FileNotFoundError(argv[0])
@@ -198,7 +202,7 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
     if sig is not None:
         run_meta["signal"] = sig
         run_meta["truncated"] = True
-    meta = finalize(raw, out, run_meta)
+    meta = finalize_split(raw, out, run_meta) if split else finalize(raw, out, run_meta)
     if meta.get("signal") is not None and sig is None:
         sig = int(meta["signal"])
     truncated = bool(meta["truncated"])
