@@ -369,13 +369,19 @@ def message(ctx: Context, d: Described) -> str:
         return (f"{what} of `{d.var}` goes past the end of its host object: {d.section_bytes} bytes mapped, "
                 f"the host object has {det.object_hi - d.section_lo} bytes from the section start")
     where = f"on device {det.device}" if det.device >= 0 else "on the host"
+    other = f"device {det.entry_device}" if det.entry_device >= 0 else "the device"
     access = ctx.rows.get(det.event)
     what = "write" if access and access["op"] & 1 else "read"
     if det.kind == OVERFLOW:
         return f"{what} {where} outside the mapped section of `{d.var}`"
+    if det.kind == UUM and det.device >= 0:
+        return f"{what} of uninitialised memory {where}: the device copy of `{d.var}` was never written or copied in"
     if det.kind == UUM:
-        return f"{what} of uninitialised memory {where}: `{d.var}` has no initialised value there"
-    return f"{what} of stale data {where}: `{d.var}` was last written on the other side and not copied here"
+        return (f"{what} of uninitialised memory {where}: `{d.var}` was copied back from {other} before anything "
+                "initialised it there")
+    if det.device >= 0:
+        return f"{what} of stale data {where}: the host wrote `{d.var}` after it was copied to the device"
+    return f"{what} of stale data {where}: `{d.var}` was last written on {other} and not copied back"
 
 
 def _is_copy(ctx: Context, det: Detection, op: int) -> bool:

@@ -294,8 +294,12 @@ class Oracle:
         if d not in self.all_devices:
             return
         write = bool(ev["op"] & AccessFlag.WRITE)
-        runs: list = []   # per byte: ("cv", kind, entry) / ("gap",) / None
-        for x in range(lo, lo + size):
+        first = self.live_at(rank, d, lo)
+        split = lo + size
+        if first is not None:   # an access that begins in a CV and runs past its end overflows that variable
+            split = min(split, first.dev + first.size)
+        runs: list = []   # per byte: ("bad", kind, entry, x, a) / ("gap", x) / None
+        for x in range(lo, split):
             e = self.live_at(rank, d, x)
             if e is None:
                 runs.append(("gap", x))
@@ -344,6 +348,12 @@ class Oracle:
                                 host + (x1 - 1 - x0), ev["aux"], size, name, e.release, e.device,
                                 clause["object"] if clause else None)
             i = j
+        if split < lo + size:
+            clause, name = self.entry_info(first)
+            host = first.host + (split - first.dev)
+            self.record(OVERFLOW, rank, d, ev["loc"], first, clause, g, host, split, lo + size - split,
+                        host + (lo + size - 1 - split), ev["aux"], size, name, first.release, first.device,
+                        clause["object"] if clause else None)
 
     def run(self, events: list[dict], log: list[dict]) -> list[Detection]:
         """Apply ``events`` in order; devices, tracked bytes and clauses come from the whole ``log``."""

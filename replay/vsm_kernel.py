@@ -618,8 +618,15 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
                 continue
             cvv, cvi = _cv_bits(di)
             key = ((rk * ndev + di) << SHIFT) | a
+            start = key
+            start_lo = np.int64(-1)
+            start_e = -1
             end = key + sz
             while key < end:
+                if key != start and d_lo == start_lo:
+                    # one access that began in a CV runs past its end: the rest overflows that variable
+                    _overflow_of(start_e, key, end, g, rk, di, loc[r], aux[r], sz, en, cl, fd, fd_hash, ctr)
+                    break
                 if not (d_lo <= key < d_hi):
                     if d2_lo <= key < d2_hi:   # kernels alternate between a few arrays: swap the two slots
                         d_lo, d2_lo = d2_lo, d_lo
@@ -641,6 +648,9 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
                                   en, lv_en, ctr, win, fd, fd_hash)
                         key = stop
                         continue
+                if key == start:
+                    start_lo = d_lo
+                    start_e = d_e
                 stop = min(end, d_hi)
                 s0 = d_sh + (key - d_lo)
                 s1 = s0 + (stop - key)
@@ -659,6 +669,15 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
                         _device_read_findings(shadow, s0, s1, key, g, rk, di, cvv, cvi, d_e, loc[r], aux[r], sz,
                                               en, cl, fd, fd_hash, ctr)
                 key = stop
+
+
+@njit(cache=True)
+def _overflow_of(e, key, end, g, rk, di, loc, width, sz, en, cl, fd, fd_hash, ctr):
+    """Device bytes [key, end) of an access that began inside entry e's CV: an overflow of e."""
+    kx, clause_ev, name, olo, ohi = _entry_key(en, cl, e)
+    host = en[e, EN_HOST] + (key - en[e, EN_DEV])
+    _record(fd, fd_hash, ctr, FK_OVERFLOW, rk, di, loc, kx, e, clause_ev, g, host & ADDR_MASK, key & ADDR_MASK, -1,
+            end - key, (host + (end - 1 - key)) & ADDR_MASK, width, sz, en[e, EN_RELEASE], name, olo, ohi)
 
 
 @njit(cache=True)

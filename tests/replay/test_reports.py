@@ -1,0 +1,205 @@
+"""`trace analyze` reports: text like a sanitizer, the JSON contract, SARIF 2.1.0, exit codes, options."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from omp_sim import OmpSim
+
+from quiver.replay.findings import Finding, FindingKind, Site
+from quiver.replay.report_json import KINDS
+from quiver.replay.run_checks import AnalysisReport, UnknownCheck, resolve_checks
+
+TRACE = str(Path(sys.executable).with_name("trace"))
+SCHEMA = json.loads((Path(__file__).with_name("sarif-2.1.0-subset.schema.json")).read_text())
+
+
+def trace(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([TRACE, *args], capture_output=True, text=True, check=False, cwd=cwd)
+
+
+def buggy_program(truncated: bool = False) -> OmpSim:
+    """seed 002 Fig. 1 (UUM + overflow on b) and seed 000 Fig. 2 line 5 (stale a) in one log."""
+    SIZE = 100
+    sim = OmpSim("error.cpp")
+    if truncated:
+        sim.b.run.update(truncated=True, signal=11, exit_status=None)
+    a = sim.malloc("a", 4 * SIZE, 4)
+    b = sim.malloc("b", 4 * SIZE, 5)
+    with sim.target_data(11, [sim.map("from", "a", a, 0, SIZE, 12, "a[0:SIZE]"),
+                              sim.map("alloc", "b", b, 0, SIZE // 2, 13, "b[0:SIZE / 2]")]):
+        with sim.target(14, [sim.map("from", "a", a, 0, SIZE, 15, "a[0:SIZE]"),
+                             sim.map("to", "b", b, 0, SIZE // 2, 16, "b[0:SIZE / 2]")]) as k:
+            k.read(b, 4 * SIZE, 18, via=b)
+            k.write(a, 4 * SIZE, 18)
+    x = sim.stack_array(4)
+    with sim.target(22, [sim.scalar("to", "x", x, 4, 22)]) as k:
+        k.write(x, 4, 23)
+    sim.host_read(x, 4, 25)
+    return sim
+
+
+def clean_program() -> OmpSim:
+    sim = OmpSim("ok.c")
+    a = sim.malloc("a", 64, 3)
+    with sim.target(5, [sim.map("tofrom", "a", a, 0, 16, 5, "a[0:16]")]) as k:
+        k.read(a, 64, 6)
+        k.write(a, 64, 6)
+    sim.host_read(a, 64, 8)
+    return sim
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("reports")
+    return {"buggy": buggy_program().write(d / "buggy.arrow"), "clean": clean_program().write(d / "clean.arrow"),
+            "truncated": buggy_program(truncated=True).write(d / "truncated.arrow"), "dir": d}
+
+
+def test_text_report_reads_like_a_sanitizer_and_is_deterministic(logs):
+    one = trace("analyze", str(logs["buggy"]), "--check", "mapping")
+    two = trace("analyze", str(logs["buggy"]), "--check", "mapping")
+    assert one.returncode == 1, one.stderr
+    assert one.stdout == two.stdout
+    lines = one.stdout.splitlines()
+    headers = [line for line in lines if line.startswith("==quiver==")]
+    assert headers == [
+        "==quiver== ERROR: buffer-overflow on device 0 in main at error.cpp:18",
+        "==quiver== ERROR: use-of-uninitialized-memory on device 0 in main at error.cpp:18",
+        "==quiver== ERROR: use-of-stale-data on the host in main at error.cpp:25",
+    ]
+    assert "  b: 50 elements mapped (4-byte), element 50 accessed" in lines
+    assert "  fix: enlarge `b[0:SIZE / 2]` to `b[0:SIZE]` in `map(alloc: b[0:SIZE / 2])` at error.cpp:13" in lines
+    assert "  fix: change `map(to: x)` at error.cpp:22 to `map(tofrom: x)`" in lines
+    assert "  history of the first bad byte:" in lines
+    assert lines[-1] == (f"SUMMARY: quiver: 3 findings (1 buffer-overflow, 1 use-of-stale-data, "
+                         f"1 use-of-uninitialized-memory) in {logs['buggy']} [checks: mapping]")
+
+
+def test_clean_log_exits_zero(logs):
+    r = trace("analyze", str(logs["clean"]), "--check", "mapping")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"SUMMARY: quiver: no findings in {logs['clean']} [checks: mapping]\n"
+
+
+def test_json_contract(logs):
+    r = trace("analyze", str(logs["buggy"]), "--check", "mapping", "--format", "json")
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert set(doc) >= {"version", "log", "summary", "findings"}
+    assert doc["version"] == 1 and doc["log"]["path"] == str(logs["buggy"]) and doc["log"]["truncated"] is False
+    assert doc["summary"]["findings"] == 3 and doc["summary"]["exit_status"] == 1
+    assert set(KINDS) == {"use-of-uninitialized-memory", "use-of-stale-data", "buffer-overflow", "data-race",
+                          "rma-race", "redundant-transfer"}
+    by_kind = {f["kind"]: f for f in doc["findings"]}
+    assert set(by_kind) == {"buffer-overflow", "use-of-uninitialized-memory", "use-of-stale-data"}
+    for f in doc["findings"]:
+        assert f["kind"] in KINDS
+        assert {"file", "line", "function"} <= set(f["access"])
+        assert f["related"] and all({"file", "line", "role"} <= set(r) for r in f["related"])
+    bo = by_kind["buffer-overflow"]
+    assert (bo["variable"], bo["access"]["line"], bo["access"]["side"], bo["element"], bo["elements"]) == \
+        ("b", 18, "device", 50, 50)
+    clause = next(r for r in bo["related"] if r["role"] == "map-clause")
+    assert (clause["file"], clause["line"], clause["message"]) == ("error.cpp", 13, "map(alloc: b[0:SIZE / 2])")
+    stale = by_kind["use-of-stale-data"]
+    assert [h["line"] for h in stale["history"]] == [22, 22, 23, 22, 25]
+    again = trace("analyze", str(logs["buggy"]), "--check", "mapping", "--format", "json")
+    assert again.stdout == r.stdout
+
+
+def test_sarif_is_valid_2_1_0_with_results_flows_and_related_locations(logs):
+    r = trace("analyze", str(logs["buggy"]), "--check", "mapping", "-f", "sarif")
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    jsonschema.Draft7Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(doc)
+    assert doc["version"] == "2.1.0"
+    run = doc["runs"][0]
+    rules = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
+    assert rules == [k.value for k in FindingKind]
+    results = run["results"]
+    assert len(results) == 3
+    for res in results:
+        assert rules[res["ruleIndex"]] == res["ruleId"]
+        assert res["level"] == "error"
+        loc = res["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uri"] == "error.cpp" and loc["region"]["startLine"] in (18, 25)
+        assert res["relatedLocations"][0]["message"]["text"].startswith("map-clause: ")
+    stale = next(res for res in results if res["ruleId"] == "use-of-stale-data")
+    flow = stale["codeFlows"][0]["threadFlows"][0]["locations"]
+    assert [step["location"]["physicalLocation"]["region"]["startLine"] for step in flow] == [22, 22, 23, 22, 25]
+    assert "Fix: change `map(to: x)`" in stale["message"]["text"]
+
+
+def test_sarif_schema_rejects_what_it_should():
+    bad = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "q"}},
+                                         "results": [{"message": {"text": "x"},
+                                                      "locations": [{"physicalLocation": {
+                                                          "artifactLocation": {"uri": "a.c"},
+                                                          "region": {"startLine": 0}}}]}]}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, SCHEMA)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"version": "2.0.0", "runs": []}, SCHEMA)
+
+
+def test_truncated_log_is_analysed_and_says_so(logs):
+    r = trace("analyze", str(logs["truncated"]), "--check", "mapping")
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[0] == ("==quiver== WARNING: the log is truncated (the program was killed by "
+                                        "signal 11); findings cover the events recorded up to then")
+    assert "(truncated log)" in r.stdout.splitlines()[-1]
+    doc = json.loads(trace("analyze", str(logs["truncated"]), "-c", "mapping", "-f", "json").stdout)
+    assert doc["log"]["truncated"] is True and "truncated" in doc["summary"]["note"]
+    sarif = json.loads(trace("analyze", str(logs["truncated"]), "-c", "mapping", "-f", "sarif").stdout)
+    notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert "truncated" in notes[0]["message"]["text"]
+
+
+def test_output_file_and_check_selection(logs):
+    out = logs["dir"] / "report.json"
+    r = trace("analyze", str(logs["buggy"]), "-c", "mapping", "-c", "mapping", "-f", "json", "-o", str(out))
+    assert r.returncode == 1 and r.stdout == ""
+    assert json.loads(out.read_text())["checks"] == ["mapping"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--check", "nosuch"], "trace: error: unknown check 'nosuch' (known: mapping, race, schedules, rma, "
+                            "redundant-transfer, all)"),
+    (["--format", "xml"], "trace: error: Invalid value for '--format'"),
+])
+def test_usage_errors_are_one_line_exit_2(logs, args, message):
+    r = trace("analyze", str(logs["clean"]), *args)
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith(message)
+
+
+def test_unusable_input_exit_2(tmp_path):
+    bad = tmp_path / "notalog.arrow"
+    bad.write_text("hello")
+    r = trace("analyze", str(bad))
+    assert r.returncode == 2
+    assert r.stderr.strip() == f"trace: error: {bad}: not an Arrow IPC file (not a quiver event log)"
+
+
+def test_resolve_checks():
+    assert resolve_checks(["mapping,rma", "mapping"]) == ["mapping", "rma"]
+    assert resolve_checks(["all"])[:2] == ["mapping", "race"] and "redundant-transfer" in resolve_checks(["all"])
+    assert "redundant-transfer" not in resolve_checks(None)
+    with pytest.raises(UnknownCheck):
+        resolve_checks(["mapping,bogus"])
+
+
+def test_advisory_findings_alone_exit_zero():
+    site = Site("a.c", 3, "main")
+    report = AnalysisReport("x.arrow", {}, 1, ["redundant-transfer"], [],
+                            [Finding(FindingKind.REDUNDANT_TRANSFER, "never read", site)])
+    assert report.exit_status == 0
+    report.findings.append(Finding(FindingKind.USE_OF_STALE_DATA, "stale", site))
+    assert report.exit_status == 1
