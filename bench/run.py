@@ -42,6 +42,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=3, help="rounds of alternated runs; medians are reported (3)")
     p.add_argument("--kernels", help="comma-separated kernels to run (default: all)")
     p.add_argument("--no-tools", action="store_true", help="skip valgrind memcheck and the sanitizers")
+    p.add_argument("--no-full", action="store_true",
+                   help="skip the full-size rounds: only the reduced-size comparison with the tools")
     p.add_argument("--tool-timeout", type=float, default=300.0, help="seconds one tool run may take (300)")
     p.add_argument("--synthetic", type=int, default=None,
                    help=f"access events in the synthetic row (default {SYNTHETIC_EVENTS:,}; "
@@ -53,6 +55,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--workdir", type=Path, default=BENCH / "build", help="builds, logs and run output")
     p.add_argument("--keep-logs", action="store_true", help="keep the recorded and synthetic logs")
     a = p.parse_args(argv)
+    if a.no_full and a.no_tools:
+        p.error("--no-full with --no-tools leaves nothing to measure")
     if a.repeat < 1:
         p.error("--repeat must be at least 1")
     if a.huge < 0 or (a.synthetic is not None and a.synthetic < 0):
@@ -88,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     quick = a.quick
     synthetic_events = a.synthetic if a.synthetic is not None else (SYNTHETIC_QUICK if quick else SYNTHETIC_EVENTS)
-    settings = Settings(repeat=a.repeat, quick=quick, tools=not a.no_tools, tool_timeout=a.tool_timeout,
+    settings = Settings(repeat=a.repeat, quick=quick, tools=not a.no_tools, full=not a.no_full, tool_timeout=a.tool_timeout,
                         workdir=a.workdir.resolve(), keep_logs=a.keep_logs)
     shutil.rmtree(settings.workdir / "out", ignore_errors=True)
     err = Console(stderr=True)

@@ -92,7 +92,8 @@ def render(results: dict[str, Any], console: Console) -> None:
         table.add_row(
             k["name"] + (f" ({k['ranks']} ranks)" if k["ranks"] else ""), " ".join(k["args"]),
             _seconds(k["native"]), _seconds(rec),
-            _f(k.get("ratio")), _f(log.get("bytes", 0) / 2**20 if log else None, "{:.1f}"),
+            _f(k.get("ratio")),
+            _f(log.get("bytes", 0) / 2**20 if log else None, "{:.1f}") + ("ᶜ" if log.get("capped") else ""),
             _f(log.get("bytes_per_access"), "{:.2f}"), _f(a["seconds"] if a else None, "{:.3f}"),
             _f(a["events_per_s"] / 1e6 if a and a.get("events_per_s") else None, "{:.1f}"),
             _rss(k["native"], rec, a),
@@ -115,6 +116,9 @@ def render(results: dict[str, Any], console: Console) -> None:
               "included); peak = largest single process (one rank under mpiexec).")]
     for note, mark in marks.items():
         lines.append(f"{mark} {note}")
+    if any((k.get("log") or {}).get("capped") for k in results["kernels"]):
+        lines.append("ᶜ the tracer's raw-size guard (QUIVER_RAW_LIMIT_MB, default 4096) was reached: later accesses "
+                     "were dropped, so this log, its recording time and its analysis cover only part of the run")
     if s.get("record_ratio_median") is not None:
         lines.append(f"recording slowdown: median {s['record_ratio_median']:.2f}× (target ≤ {RECORD_MEDIAN_TARGET:.0f}×: "
                      f"{'met' if s['record_median_met'] else 'NOT met'}), worst {s['record_ratio_worst']:.2f}× "

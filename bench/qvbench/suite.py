@@ -42,6 +42,7 @@ class Settings:
     repeat: int = 3
     quick: bool = False
     tools: bool = True
+    full: bool = True                 # the full-size native / recorded / analyze rounds
     tool_timeout: float = 300.0
     run_timeout: float = 900.0
     workdir: Path = Path("bench/build")
@@ -137,7 +138,7 @@ def measure_kernel(ctx: Context, kernel: Kernel) -> dict[str, Any]:
     runs: dict[str, list[Measurement]] = {"native": [], "recorded": [], "analyze": []}
     log = ctx.out / f"{kernel.name}.arrow"
     stats: dict[str, Any] | None = None
-    for r in range(s.repeat):
+    for r in range(s.repeat if s.full else 0):
         ctx.step(f"{kernel.name}: native run {r + 1}/{s.repeat}")
         runs["native"].append(run_measured(run_command(kernel, "native", native.executable, args, None),
                                            cwd=ctx.out, log=ctx.output_log(f"{kernel.name}.native"),
