@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import socket
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from typing import Any
 import numpy as np
 from quiver.formats import COLUMN_NAMES, ConstructKind, EventKind, LogWriter
 from quiver.formats.schema import COLUMN_DEFAULTS, COLUMN_DTYPES
+from quiver.tracer.objects import global_objects, stack_objects
 from quiver.tracer.rawread import (
     F_AUX2_STR,
     F_AUX_STR,
@@ -35,6 +34,7 @@ from quiver.tracer.rawread import (
 from quiver.tracer.symbolize import UNKNOWN, Location, dedup_modules, parse_psource, symbolize
 
 ALLOC_GLOBAL = 5
+ALLOC_STACK = 6
 
 
 class Interner:
@@ -73,36 +73,6 @@ def _module_renames(info: dict[str, str]) -> dict[str, str]:
         if copy:
             out[orig] = copy
     return out
-
-
-def _global_objects(exe: Module | None, addrs: np.ndarray) -> list[tuple[int, int, str]]:
-    """(start, size, name) of the executable's data symbols that contain any of `addrs`."""
-    nm = shutil.which("llvm-nm-19") or shutil.which("nm")
-    if exe is None or nm is None or len(addrs) == 0 or not Path(exe.path).exists():
-        return []
-    proc = subprocess.run([nm, "-S", "--defined-only", exe.path], check=False, capture_output=True, text=True)
-    starts, sizes, names = [], [], []
-    for line in proc.stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 4 and parts[2] in "dDbBrRvV" and len(parts[2]) == 1:
-            try:
-                starts.append(int(parts[0], 16) + exe.bias)
-                sizes.append(int(parts[1], 16))
-                names.append(parts[3])
-            except ValueError:
-                continue
-    if not starts:
-        return []
-    order = np.argsort(np.array(starts, dtype=np.uint64), kind="stable")
-    st = np.array(starts, dtype=np.uint64)[order]
-    sz = np.array(sizes, dtype=np.uint64)[order]
-    i = np.searchsorted(st, addrs, side="right") - 1
-    ok = (i >= 0) & (addrs < st[np.maximum(i, 0)] + sz[np.maximum(i, 0)])
-    found = []
-    for k in np.unique(i[ok]):
-        j = int(order[k])
-        found.append((starts[j], sizes[j], names[j]))
-    return found
 
 
 def _normalize_files(locs: list[Location]) -> list[Location]:
@@ -210,27 +180,51 @@ def _construct_fixes(streams: list[_Stream]) -> tuple[np.ndarray, np.ndarray]:
     return pos_a[change][order], new_op[change][order].astype(np.int32)
 
 
-def _global_rows(raws: list[RankRaw], streams: list[_Stream], modules_by_rank: dict[int, list[Module]],
+def _map_rows(streams: list[_Stream], rank: int) -> dict[str, np.ndarray]:
+    """The MAP_CLAUSE rows of one rank (few): time, thread, base, begin, name, psource ids."""
+    cols: dict[str, list[np.ndarray]] = {c: [] for c in ("time_ns", "thread", "addr", "addr2", "name", "loc_str")}
+    for st in streams:
+        if st.rank != rank:
+            continue
+        ev = st.events[st.events["kind"] == EventKind.MAP_CLAUSE]
+        for c, parts in cols.items():
+            parts.append(_remap(ev[c], st.table) if c in ("name", "loc_str") else ev[c])
+    return {c: np.concatenate(v) if v else np.zeros(0) for c, v in cols.items()}
+
+
+def _object_rows(raws: list[RankRaw], streams: list[_Stream], modules_by_rank: dict[int, list[Module]],
                  strings: Interner, t0: int) -> dict[str, np.ndarray] | None:
-    """ALLOC (op 5) rows, at the start of the run, for each rank's global objects behind mapped sections."""
-    parts = []
+    """ALLOC rows for each rank's global (op 5, at the start) and stack (op 6, at the first map
+    clause naming them) objects behind mapped sections."""
+    rows: list[tuple[int, int, int, int, int, int, int]] = []  # rank, thread, time, op, addr, size, name
     for rr in raws:
-        addrs = [st.events["addr"][st.events["kind"] == EventKind.MAP_CLAUSE] for st in streams if st.rank == rr.rank]
-        addrs = np.unique(np.concatenate(addrs)) if addrs else np.zeros(0, np.uint64)
+        maps = _map_rows(streams, rr.rank)
+        if not len(maps["addr"]):
+            continue
         exe = next((m for m in modules_by_rank.get(rr.rank, []) if m.path == rr.info.get("exe")), None)
-        for start, size, name in _global_objects(exe, addrs):
-            parts.append((rr.rank, start, size, strings.add(name)))
-    if not parts:
+        for start, size, name in global_objects(exe, np.unique(maps["addr"])):
+            rows.append((rr.rank, 0, t0, ALLOC_GLOBAL, start, size, strings.add(name)))
+        if exe is None:
+            continue
+        first: dict[tuple[str, str], int] = {}
+        for i in np.argsort(maps["time_ns"], kind="stable"):
+            ps = parse_psource(strings.strings[int(maps["loc_str"][i])]) if maps["loc_str"][i] >= 0 else None
+            var = strings.strings[int(maps["name"][i])] if maps["name"][i] >= 0 else ""
+            var = var.split(".")[0]
+            if ps and var.isidentifier():
+                first.setdefault((ps[3], var), int(i))
+        for (func, var), size in stack_objects(exe.path, set(first)).items():
+            i = first[(func, var)]
+            rows.append((rr.rank, int(maps["thread"][i]), int(maps["time_ns"][i]) - 1, ALLOC_STACK,
+                         int(maps["addr2"][i]), size, strings.add(var)))
+    if not rows:
         return None
-    k = len(parts)
+    k = len(rows)
     cols = {c: np.full(k, COLUMN_DEFAULTS[c], COLUMN_DTYPES[c]) for c in COLUMN_NAMES}
-    cols["time_ns"][:] = t0
-    cols["rank"][:] = [p[0] for p in parts]
+    for j, c in enumerate(("rank", "thread", "time_ns", "op", "addr", "size", "name")):
+        cols[c][:] = [r[j] for r in rows]
+    cols["time_ns"] = np.maximum(cols["time_ns"] - t0, 0)
     cols["kind"][:] = EventKind.ALLOC
-    cols["addr"][:] = [p[1] for p in parts]
-    cols["size"][:] = [p[2] for p in parts]
-    cols["name"][:] = [p[3] for p in parts]
-    cols["op"][:] = ALLOC_GLOBAL
     top = max((int(st.events["id"][st.events["kind"] == EventKind.ALLOC].max(initial=-1)) for st in streams),
               default=-1)
     cols["id"][:] = np.arange(top + 1, top + 1 + k)  # after the program's allocation ids
@@ -299,20 +293,34 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
 
     locs = _locations(streams, strings, modules)
     fix_pos, fix_op = _construct_fixes(streams)
-    globals_ = _global_rows(raws, streams, modules_by_rank, strings, t0)
-    n_globals = len(globals_["kind"]) if globals_ is not None else 0
+    objects = _object_rows(raws, streams, modules_by_rank, strings, t0)
+    n_objects = len(objects["kind"]) if objects is not None else 0
     has_access = any(bool((st.events["kind"] == EventKind.ACCESS).any()) for st in streams)
 
-    meta = _run_metadata(raws, n + n_globals, has_access, run or {})
+    meta = _run_metadata(raws, n + n_objects, has_access, run or {})
     with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta) as w:
-        if globals_ is not None:
-            globals_["time_ns"][:] = 0
-            w.write_columns(globals_)
+        pending = objects  # object rows merge in by time (few: one per object)
         for b in range(0, n, BATCH):
-            w.write_columns(_batch_columns(streams, starts, order[b:b + BATCH], locs, fix_pos, fix_op, t0))
-        if n + n_globals == 0:
+            cols = _batch_columns(streams, starts, order[b:b + BATCH], locs, fix_pos, fix_op, t0)
+            if pending is not None:
+                last = cols["time_ns"][-1] if b + BATCH < n else np.iinfo(np.int64).max
+                take = pending["time_ns"] <= last
+                if take.any():
+                    cols = _merge_by_time({c: v[take] for c, v in pending.items()}, cols)
+                    pending = {c: v[~take] for c, v in pending.items()} if (~take).any() else None
+            w.write_columns(cols)
+        if pending is not None:
+            w.write_columns(pending)
+        if n + n_objects == 0:
             w.write_columns({c: np.zeros(0, COLUMN_DTYPES[c]) for c in COLUMN_NAMES})
     return meta
+
+
+def _merge_by_time(first: dict[str, np.ndarray], second: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Rows of both, by time; at equal times `first` comes first."""
+    both = {c: np.concatenate([first[c], second[c]]) for c in second}
+    order = np.argsort(both["time_ns"], kind="stable")
+    return {c: v[order] for c, v in both.items()}
 
 
 def _run_metadata(raws: list[RankRaw], events: int, has_access: bool, run: dict[str, Any]) -> dict[str, Any]:

@@ -103,9 +103,13 @@ def test_map_clause_shapes(record_c):
     assert glob["bytes"] == 16 * 8
     h_alloc = allocs.filter(pl.col("addr") == first["host_begin"][2]).row(0, named=True)
     assert h_alloc["line"] == 10 and h_alloc["bytes"] == 16 * 8
-    # the stack array's section is on the stack (no ALLOC), and the host writes to s are recorded
+    # stack objects (debug info: locals of the construct's function) get ALLOC op 6 before their first clause
     s_addr = first["host_begin"][1]
-    assert allocs.filter(pl.col("addr") == s_addr).height == 0
+    stack = t.events.filter((pl.col("kind") == 10) & (pl.col("op") == 6))
+    assert sorted((t.log.strings[r["name"]], r["size"]) for r in stack.iter_rows(named=True)) == [("s", 128),
+                                                                                                   ("v", 48)]
+    assert stack.filter(pl.col("size") == 128)["addr"].to_list() == [s_addr]
+    assert stack["seq"].min() < first["seq"][1]
     assert t.accesses.filter((pl.col("side") == "host") & pl.col("write") & (pl.col("line") == 21)
                              & (pl.col("addr") == s_addr))["bytes"].to_list() == [128]
 

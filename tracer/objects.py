@@ -1,0 +1,138 @@
+"""Extents of the global and stack objects behind mapped sections, found after the run.
+
+Why: a checker must know the host object a section claims to cover ("mapped section larger
+than its object"). Heap blocks are recorded as they are allocated; globals come from the
+executable's symbol table, stack arrays from the debug info (the variable named in the map
+clause, declared in the function of the construct).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+from quiver.tracer.rawread import Module
+
+BASE_SIZES = {
+    "char": 1, "signed char": 1, "unsigned char": 1, "_Bool": 1, "bool": 1, "short": 2, "unsigned short": 2,
+    "int": 4, "unsigned int": 4, "long": 8, "unsigned long": 8, "long long": 8, "unsigned long long": 8,
+    "float": 4, "double": 8, "long double": 16, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2,
+    "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8, "size_t": 8, "ptrdiff_t": 8,
+}
+
+
+def global_objects(exe: Module | None, addrs: np.ndarray) -> list[tuple[int, int, str]]:
+    """(start, size, name) of the executable's data symbols that contain any of `addrs`."""
+    nm = shutil.which("llvm-nm-19") or shutil.which("nm")
+    if exe is None or nm is None or len(addrs) == 0 or not Path(exe.path).exists():
+        return []
+    proc = subprocess.run([nm, "-S", "--defined-only", exe.path], check=False, capture_output=True, text=True)
+    starts, sizes, names = [], [], []
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and len(parts[2]) == 1 and parts[2] in "dDbBrRvV":
+            try:
+                starts.append(int(parts[0], 16) + exe.bias)
+                sizes.append(int(parts[1], 16))
+                names.append(parts[3])
+            except ValueError:
+                continue
+    if not starts:
+        return []
+    order = np.argsort(np.array(starts, dtype=np.uint64), kind="stable")
+    st = np.array(starts, dtype=np.uint64)[order]
+    sz = np.array(sizes, dtype=np.uint64)[order]
+    i = np.searchsorted(st, addrs, side="right") - 1
+    ok = (i >= 0) & (addrs < st[np.maximum(i, 0)] + sz[np.maximum(i, 0)])
+    return [(starts[int(order[k])], sizes[int(order[k])], names[int(order[k])]) for k in np.unique(i[ok])]
+
+
+_ARRAY = re.compile(r"^(.*?)((?:\[\d+\])+)$")
+_DIE = re.compile(r"^0x[0-9a-f]+:\s+DW_TAG_")
+
+
+def type_size(type_name: str) -> int | None:
+    """Bytes of a DWARF type as llvm-dwarfdump prints it ("double[16]", "int[4][8]", "vec_t")."""
+    t = type_name.strip()
+    m = _ARRAY.match(t)
+    count = 1
+    if m:
+        t = m.group(1).strip()
+        for d in re.findall(r"\[(\d+)\]", m.group(2)):
+            count *= int(d)
+    t = re.sub(r"^(const|volatile|struct|union|enum)\s+", "", t)
+    if t.endswith("*"):
+        return 8 * count
+    size = BASE_SIZES.get(t)
+    return size * count if size else None
+
+
+def stack_objects(exe: str, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    """Size of each (function, variable) that is a local of that function, from the debug info."""
+    tool = shutil.which("llvm-dwarfdump-19") or shutil.which("llvm-dwarfdump")
+    if not tool or not wanted or not Path(exe).exists():
+        return {}
+    names = sorted({v for _, v in wanted})
+    proc = subprocess.run([tool, "--show-parents", *[f"--name={v}" for v in names], exe], check=False,
+                          capture_output=True, text=True)
+    found: dict[tuple[str, str], tuple[str, str]] = {}
+    func = None
+    block: list[str] = []
+    for line in [*proc.stdout.splitlines(), ""]:
+        if _DIE.match(line) or not line.strip():
+            _close_block(block, func, wanted, found)
+            if "DW_TAG_subprogram" in line:
+                func = None
+            block = [line]
+            continue
+        block.append(line)
+        m = re.search(r'DW_AT_name\s+\("([^"]+)"\)', line)
+        if m and block and "DW_TAG_subprogram" in block[0]:
+            func = m.group(1)
+
+    out = {}
+    for key, (tname, offset) in found.items():
+        if tname.rstrip().endswith("*"):
+            continue  # a pointer: the mapped object is its pointee, not the local
+        size = type_size(tname) or _die_byte_size(tool, exe, offset)
+        if size:
+            out[key] = size
+    return out
+
+
+def _close_block(block, func, wanted, found) -> None:
+    if not block or "DW_TAG_variable" not in block[0] or func is None:
+        return
+    text = "\n".join(block)
+    name = re.search(r'DW_AT_name\s+\("([^"]+)"\)', text)
+    typ = re.search(r'DW_AT_type\s+\((0x[0-9a-f]+) "([^"]+)"\)', text)
+    if not name or not typ or "DW_AT_location" not in text or "DW_OP_fbreg" not in text:
+        return
+    key = (func, name.group(1))
+    if key in wanted:
+        found[key] = (typ.group(2), typ.group(1))
+
+
+def _die_byte_size(tool: str, exe: str, offset: str, depth: int = 0) -> int | None:
+    """DW_AT_byte_size of a type DIE, following typedefs and array element types a few hops."""
+    if depth > 4:
+        return None
+    proc = subprocess.run([tool, f"--debug-info={offset}", exe], check=False, capture_output=True, text=True)
+    text = proc.stdout
+    m = re.search(r"DW_AT_byte_size\s+\((0x[0-9a-f]+)\)", text)
+    if m:
+        size = int(m.group(1), 16)
+        if "DW_TAG_array_type" not in text:
+            return size
+    nxt = re.search(r'DW_AT_type\s+\((0x[0-9a-f]+) "([^"]+)"\)', text)
+    if nxt is None:
+        return None
+    base = BASE_SIZES.get(nxt.group(2)) or _die_byte_size(tool, exe, nxt.group(1), depth + 1)
+    if base and "DW_TAG_array_type" in text:
+        counts = [int(c, 16) for c in re.findall(r"DW_AT_count\s+\((0x[0-9a-f]+)\)", text)]
+        for c in counts:
+            base *= c
+    return base
