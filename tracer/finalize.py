@@ -206,13 +206,19 @@ def _object_rows(raws: list[RankRaw], streams: list[_Stream], modules_by_rank: d
             rows.append((rr.rank, 0, t0, ALLOC_GLOBAL, start, size, strings.add(name)))
         if exe is None:
             continue
+        # first clause of each distinct (construct source, variable): a loop over distinct pairs only
+        by_time = np.argsort(maps["time_ns"], kind="stable")
+        pair = (maps["loc_str"][by_time].astype(np.int64) << 32) | (maps["name"][by_time].astype(np.int64) & 0xFFFFFFFF)
+        _, first_of_pair = np.unique(pair, return_index=True)
         first: dict[tuple[str, str], int] = {}
-        for i in np.argsort(maps["time_ns"], kind="stable"):
-            ps = parse_psource(strings.strings[int(maps["loc_str"][i])]) if maps["loc_str"][i] >= 0 else None
-            var = strings.strings[int(maps["name"][i])] if maps["name"][i] >= 0 else ""
-            var = var.split(".")[0]
+        for i in sorted(by_time[first_of_pair]):
+            src, name = int(maps["loc_str"][i]), int(maps["name"][i])
+            ps = parse_psource(strings.strings[src]) if src >= 0 else None
+            var = strings.strings[name].split(".")[0] if name >= 0 else ""
             if ps and var.isidentifier():
-                first.setdefault((ps[3], var), int(i))
+                key = (ps[3], var)
+                if key not in first or maps["time_ns"][i] < maps["time_ns"][first[key]]:
+                    first[key] = int(i)
         for (func, var), size in stack_objects(exe.path, set(first)).items():
             i = first[(func, var)]
             rows.append((rr.rank, int(maps["thread"][i]), int(maps["time_ns"][i]) - 1, ALLOC_STACK,
