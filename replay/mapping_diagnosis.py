@@ -269,8 +269,8 @@ def fix_device_read(ctx: Context, d: Described) -> str:
         if clause is not None and not clause["op"] & MapType.TO:
             return _change(ctx, clause, with_direction(clause["op"], to=True))
         if clause is None:
-            return f"map `{d.var}` with `map(to: {item})` on the {construct_name(construct['op']) if construct else 'target'} " \
-                   f"construct{_at(ctx, construct)}"
+            name = construct_name(construct["op"]) if construct else "target"
+            return f"map `{d.var}` with `map(to: {item})` on the {name} construct{_at(ctx, construct)}"
         return (f"initialise `{d.var}` on the host before{_at(ctx, clause)}: its host copy held uninitialised "
                 "data when it was copied to the device (see history)")
     return f"add `#pragma omp target update to({item})` before line {_line_of(ctx, construct)}" \
@@ -319,8 +319,7 @@ def _enlarge(ctx: Context, d: Described, clause: dict, last_byte: int) -> str:
     """Enlarge a clause's section so it covers ``last_byte`` (and the whole host object when known)."""
     width = d.width
     end = last_byte + 1
-    if d.det.object_hi > end:
-        end = d.det.object_hi
+    end = max(end, d.det.object_hi)
     nbytes = end - clause["addr"]
     if width and nbytes % width:
         nbytes += width - nbytes % width
@@ -375,7 +374,8 @@ def message(ctx: Context, d: Described) -> str:
     if det.kind == OVERFLOW:
         return f"{what} {where} outside the mapped section of `{d.var}`"
     if det.kind == UUM and det.device >= 0:
-        return f"{what} of uninitialised memory {where}: the device copy of `{d.var}` was never written or copied in"
+        return (f"{what} of uninitialised memory {where}: the device copy of `{d.var}` was never written or "
+                "copied in")
     if det.kind == UUM:
         return (f"{what} of uninitialised memory {where}: `{d.var}` was copied back from {other} before anything "
                 "initialised it there")
@@ -408,8 +408,9 @@ def related(ctx: Context, d: Described) -> list[Related]:
         release = ctx.events.get(det.release_event)
         construct = ctx.construct_of(release) if release else None
         if release is not None:
+            by = construct_name(construct["op"]) if construct else "the runtime"
             out.append(Related("release", ctx.site(construct["loc"] if construct else release["loc"]),
-                               f"device copy released by {construct_name(construct['op']) if construct else 'runtime'}"))
+                               f"device copy released by {by}"))
     alloc = ctx.allocation(det)
     if alloc is not None:
         out.append(Related("allocation", ctx.site(alloc["loc"]),
@@ -446,7 +447,8 @@ def to_finding(ctx: Context, det: Detection) -> Finding:
         details=details)
 
 
-def diagnose(log: EventLog, control: ControlEvents, detections: list[Detection], dropped: int = 0) -> list[Finding]:
+def diagnose(log: EventLog, control: ControlEvents, detections: list[Detection],
+             dropped: int = 0) -> list[Finding]:
     """Findings for the detections of one replay, merged and in report order."""
     if not detections:
         return []

@@ -166,16 +166,17 @@ class Oracle:
             return
         h, v, size = ev["addr"], ev["addr2"], ev["size"]
         if op in (DataOpKind.ALLOC, DataOpKind.ASSOCIATE):
-            if size <= 0:
+            if size <= 0 or h == 0:   # omp_target_alloc: device memory without a host copy
                 return
             for e in self.live(rank, d):
                 if e.dev < v + size and v < e.dev + e.size:
                     e.release = g
             clause = self.clause_of(rank, ev["id"], h, ev["name"])
             self.entries.append(Entry(rank, d, h, v, size, clause, ev["name"], g))
+            declare_target = op == DataOpKind.ASSOCIATE and ev["aux"] == 1   # device copy from the image
             for a in range(h, h + size):
-                self.cv_valid[(rank, d, a)] = False
-                self.cv_init[(rank, d, a)] = False
+                self.cv_valid[(rank, d, a)] = declare_target
+                self.cv_init[(rank, d, a)] = declare_target
                 self.touched(rank, a, g)
         elif op in (DataOpKind.DELETE, DataOpKind.DISASSOCIATE):
             e = self.live_at(rank, d, v)
@@ -357,7 +358,7 @@ class Oracle:
 
     def run(self, events: list[dict], log: list[dict]) -> list[Detection]:
         """Apply ``events`` in order; devices, tracked bytes and clauses come from the whole ``log``."""
-        made = [ev for ev in log if ev["kind"] == EventKind.DATA_OP and ev["device"] >= 0
+        made = [ev for ev in log if ev["kind"] == EventKind.DATA_OP and ev["device"] >= 0 and ev["addr"] > 0
                 and ev["op"] in (DataOpKind.ALLOC, DataOpKind.ASSOCIATE)]
         self.all_devices = {ev["device"] for ev in log if ev["kind"] == EventKind.DATA_OP and ev["device"] >= 0}
         self.tracked = {(ev["rank"], a) for ev in made for a in range(ev["addr"], ev["addr"] + ev["size"])}

@@ -24,25 +24,25 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 RULES: dict[FindingKind, tuple[str, str, str]] = {
     FindingKind.USE_OF_UNINITIALIZED_MEMORY: (
         "UseOfUninitializedMemory", "Read of a copy (host or device) that was never initialised",
-        "A read on the host or a device returned bytes that no one ever wrote into that copy, typically "
-        "because a map clause allocated the device copy without copying the host data in (map(alloc) instead "
-        "of map(to))."),
+        ("A read on the host or a device returned bytes that no one ever wrote into that copy, typically "
+         "because a map clause allocated the device copy without copying the host data in (map(alloc) instead "
+         "of map(to)).")),
     FindingKind.USE_OF_STALE_DATA: (
         "UseOfStaleData", "Read of a copy that misses the last write on the other side",
-        "The host read data that a device overwrote without copying it back, or a device read data that the "
-        "host overwrote after the copy-in (missing map(from), map(to) or target update)."),
+        ("The host read data that a device overwrote without copying it back, or a device read data that the "
+         "host overwrote after the copy-in (missing map(from), map(to) or target update).")),
     FindingKind.BUFFER_OVERFLOW: (
         "BufferOverflow", "Access outside the mapped section, or a section larger than its host object",
-        "A kernel accessed bytes of a variable outside the array section its construct mapped, or a map "
-        "clause copies past the end of the host allocation."),
+        ("A kernel accessed bytes of a variable outside the array section its construct mapped, or a map "
+         "clause copies past the end of the host allocation.")),
     FindingKind.DATA_RACE: (
         "DataRace", "Unordered conflicting accesses or copies",
-        "Two operations on the same bytes, at least one a write or a copy, are not ordered (nowait target "
-        "tasks without depend or taskwait)."),
+        ("Two operations on the same bytes, at least one a write or a copy, are not ordered (nowait target "
+         "tasks without depend or taskwait).")),
     FindingKind.RMA_RACE: (
         "RmaRace", "Conflicting MPI-RMA accesses in the same epoch",
-        "An RMA operation conflicts with a local load/store or another RMA operation on the same window "
-        "bytes without synchronisation between them."),
+        ("An RMA operation conflicts with a local load/store or another RMA operation on the same window "
+         "bytes without synchronisation between them.")),
     FindingKind.REDUNDANT_TRANSFER: (
         "RedundantTransfer", "A transfer whose data is never read on the other side",
         "Data copied to a device and never read there, or copied back and never read on the host."),
@@ -82,14 +82,14 @@ def location(site: Site, text: str = "", ident: int | None = None) -> dict[str, 
 def result(f: Finding) -> dict[str, Any]:
     text = f.message + (f" ({f.extent})" if f.extent else "") + (f". Fix: {f.fix}" if f.fix else "")
     res: dict[str, Any] = {
-        "ruleId": f.kind.value,
-        "ruleIndex": RULE_ORDER.index(f.kind),
-        "level": "note" if f.kind in ADVISORY_KINDS else "error",
-        "message": {"text": text},
-        "locations": [location(f.access)],
-        "partialFingerprints": {"quiverFindingKey/v1": hashlib.sha256(repr(f.key()).encode()).hexdigest()[:32]},
-        "occurrenceCount": max(int(f.occurrences), 1),
-        "properties": {k: v for k, v in finding_dict(f).items() if k not in ("access", "related", "history")},
+         "ruleId": f.kind.value,
+         "ruleIndex": RULE_ORDER.index(f.kind),
+         "level": "note" if f.kind in ADVISORY_KINDS else "error",
+         "message": {"text": text},
+         "locations": [location(f.access)],
+         "partialFingerprints": {"quiverFindingKey/v1": hashlib.sha256(repr(f.key()).encode()).hexdigest()[:32]},
+         "occurrenceCount": max(int(f.occurrences), 1),
+         "properties": {k: v for k, v in finding_dict(f).items() if k not in ("access", "related", "history")},
     }
     if f.related:
         res["relatedLocations"] = [location(r.site, f"{r.role}: {r.message}" if r.message else r.role, i)
@@ -118,8 +118,8 @@ def sarif_dict(report: AnalysisReport) -> dict[str, Any]:
         invocation["toolExecutionNotifications"] = notes
     return {
         "$schema": SARIF_SCHEMA,
-        "version": SARIF_VERSION,
-        "runs": [{
+         "version": SARIF_VERSION,
+         "runs": [{
             "tool": {"driver": {"name": "quiver", "version": report.tool_version,
                                 "rules": [rule(k) for k in RULE_ORDER]}},
             "invocations": [invocation],

@@ -51,7 +51,8 @@ def render_finding(f: Finding) -> list[str]:
         lines.append("  history of the first bad byte:")
         for i, step in enumerate(f.history):
             state = f"  -> {step.state}" if step.state else ""
-            lines.append(f"    #{i} {step.site.short()}: {step.operation}{state}")
+            at = f"{step.site.short()}: " if step.site.file and step.site.file != "??" else ""
+            lines.append(f"    #{i} {at}{step.operation}{state}")
     if f.fix:
         lines.append(f"  fix: {f.fix}")
     return lines

@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import quiver
 from quiver.formats import EventLog
+
+import quiver
 
 from .findings import ADVISORY_KINDS, Finding, merge_findings
 from .registry import CHECKERS, CheckOptions, available_checkers, default_checkers

@@ -123,7 +123,7 @@ def build_static(control: ControlEvents) -> StaticTables:
     ident = control["id"].astype(np.int64)
     op = control["op"].astype(np.int64)
     is_data = kind == int(EventKind.DATA_OP)
-    makes_cv = is_data & np.isin(op, (int(DataOpKind.ALLOC), int(DataOpKind.ASSOCIATE))) & (size > 0)
+    makes_cv = is_data & np.isin(op, (int(DataOpKind.ALLOC), int(DataOpKind.ASSOCIATE))) & (size > 0) & (addr > 0)
     devices = np.unique(device[is_data & (device >= 0)])
     ndev = max(len(devices), 1)
     _shadow_dtype(ndev)
@@ -162,6 +162,7 @@ def build_static(control: ControlEvents) -> StaticTables:
     ct[:, K.CT_OP] = op
     ct[:, K.CT_NAME] = control["name"]
     ct[:, K.CT_CLROW] = clrow
+    ct[:, K.CT_AUX] = control["aux"]
 
     m = np.flatnonzero(is_map)
     cl = np.full((len(m), K.CL_N), -1, dtype=np.int64)

@@ -44,7 +44,8 @@ M_MOTION = int(MapType.TO) | int(MapType.FROM)
 FK_UUM, FK_STALE, FK_OVERFLOW, FK_SECTION = 1, 2, 3, 4
 
 # control table columns
-CT_KIND, CT_RANK, CT_DI, CT_LOC, CT_ADDR, CT_ADDR2, CT_SIZE, CT_ID, CT_OP, CT_NAME, CT_CLROW, CT_N = range(12)
+(CT_KIND, CT_RANK, CT_DI, CT_LOC, CT_ADDR, CT_ADDR2, CT_SIZE, CT_ID, CT_OP, CT_NAME, CT_CLROW, CT_AUX,
+ CT_N) = range(13)
 # clause table columns (CL_OBJLO / CL_OBJHI are written by the kernel when the clause is applied)
 CL_EVENT, CL_CKEY, CL_HOST, CL_SIZE, CL_NAME, CL_TYPE, CL_LOC, CL_OBJLO, CL_OBJHI, CL_N = range(10)
 # mapping-entry table columns (one row per CV mapping ever created, in creation order)
@@ -283,7 +284,8 @@ def _windows(cl, clk_keys, clk_rows, en, lv_en, ctr, win, ckey, rk, di, ndev):
             best = -1
             for j in range(n_live):
                 e = lv_en[j]
-                if (en[e, EN_RANK] == rk and en[e, EN_DI] == di and en[e, EN_HOST] <= hk < en[e, EN_HOST] + en[e, EN_SIZE] and e > best):
+                holds = en[e, EN_HOST] <= hk < en[e, EN_HOST] + en[e, EN_SIZE]
+                if en[e, EN_RANK] == rk and en[e, EN_DI] == di and holds and e > best:
                     best = e
             if best >= 0:
                 dup = False
@@ -449,8 +451,8 @@ def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base
         ckey = (rk << CKEY_SHIFT) | ct[c, CT_ID] if ct[c, CT_ID] >= 0 else np.int64(-1)
         cvv, cvi = _cv_bits(di)
         if op == D_ALLOC or op == D_ASSOC:
-            if size <= 0:
-                return
+            if size <= 0 or ct[c, CT_ADDR] == 0:
+                return  # device memory with no host side (omp_target_alloc): no OV to track
             # a new CV replaces any live CV it overlaps on that device
             j = 0
             while j < ctr[C_NLIVE]:
@@ -474,9 +476,14 @@ def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base
             en[e, EN_NAME] = ct[c, CT_NAME]
             ctr[C_NENT] = e + 1
             _insert_live(lv_key, lv_en, ctr, dk, e)
-            clear = ~(cvv | cvi)
-            for s in range(s0, s0 + size):
-                shadow[s] = np.int64(shadow[s]) & clear
+            if op == D_ASSOC and ct[c, CT_AUX] == 1:
+                # a declare-target variable's device copy: initialised from the device image
+                for s in range(s0, s0 + size):
+                    shadow[s] = np.int64(shadow[s]) | cvv | cvi
+            else:
+                clear = ~(cvv | cvi)
+                for s in range(s0, s0 + size):
+                    shadow[s] = np.int64(shadow[s]) & clear
             _watch(s0, s0 + size, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
         elif op == D_DELETE or op == D_DISASSOC:
             i, e = _find_live(lv_key, lv_en, en, ctr[C_NLIVE], dk)
@@ -683,7 +690,7 @@ def _overflow_of(e, key, end, g, rk, di, loc, width, sz, en, cl, fd, fd_hash, ct
 @njit(cache=True)
 def _overflow(key, stop, g, rk, di, ndev, cid, loc, width, sz, cl, clk_keys, clk_rows, en, lv_en, ctr, win, fd,
               fd_hash):
-    """Device bytes [key, stop) in no live CV: a buffer overflow when they fall in a mapped variable's window."""
+    """Device bytes [key, stop) in no live CV: an overflow when they fall in a mapped variable's window."""
     ckey = (rk << CKEY_SHIFT) | cid if cid >= 0 else np.int64(-1)
     nwin = _windows(cl, clk_keys, clk_rows, en, lv_en, ctr, win, ckey, rk, di, ndev)
     w = _pick_window(win, nwin, en, key, stop)

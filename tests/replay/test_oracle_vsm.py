@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from quiver.formats import ConstructKind, DataOpKind, LogBuilder, MapType
+from quiver.formats import ConstructKind, DataOpKind, EventKind, LogBuilder, MapType
 from quiver.replay.oracle import oracle_detections
 from quiver.replay.vsm import run_vsm
 
@@ -34,7 +33,8 @@ op = st.one_of(
     st.tuples(st.just("construct"), st.lists(st.tuples(st.integers(0, 2), st.integers(0, 8), st.integers(0, 40),
                                                        st.integers(0, 15)), min_size=0, max_size=3)),
     st.tuples(st.just("dataop"), st.sampled_from([1, 1, 2, 2, 3, 3, 4, 5, 6]), st.integers(0, 2),
-              st.integers(0, 8), st.integers(0, 2), st.integers(0, 24), st.integers(0, 1), st.integers(-2, 2)),
+              st.integers(0, 8), st.integers(0, 2), st.integers(0, 24), st.integers(0, 1), st.integers(-2, 2),
+              st.sampled_from([0, 0, 0, 1]), st.sampled_from([False, False, False, True])),
     st.tuples(st.just("host"), host_range, st.booleans(), st.integers(0, 5)),
     device_op,
 )
@@ -78,10 +78,11 @@ def build(ops: list, ranks: int = 1) -> dict[str, np.ndarray]:
             else:
                 b.access(devaddr, size, device=device, construct=construct, site=SITES[5])
         elif o[0] == "dataop":
-            _, kind, var, off, dev, size, device, slip = o
-            base, _ = HOST_VARS[var]
-            b.data_op(DataOpKind(kind), base + off, DEV_BASES[dev] + off + slip, size, construct=construct,
-                      device=device, var=f"v{var}", site=SITES[1])
+            _, kind, var, off, dev, size, device, slip, aux, no_host = o
+            base, _ = HOST_VARS[var]   # aux 1: a declare-target association; no_host: omp_target_alloc
+            b.event(EventKind.DATA_OP, op=kind, addr=0 if no_host else base + off, addr2=DEV_BASES[dev] + off + slip,
+                    size=size, id=construct, device=device, name=b.string(f"v{var}"), aux=aux,
+                    loc=b.location(*SITES[1]))
         elif o[0] == "host":
             (var, off, size), write, line = o[1], o[2], o[3]
             b.access(HOST_VARS[var][0] + off, size, write=write, site=SITES[line])
@@ -121,7 +122,7 @@ def test_vsm_matches_oracle_in_any_order(ops, rnd):
 
 
 def test_fixed_example_agrees_and_finds_uum():
-    ops = [("alloc", 1, 0, 16), ("construct", [(1, 0, 16, 0)]), ("dataop", 1, 1, 0, 0, 16, 0, 0),
+    ops = [("alloc", 1, 0, 16), ("construct", [(1, 0, 16, 0)]), ("dataop", 1, 1, 0, 0, 16, 0, 0, 0, False),
            ("device", (0, 0, 4), False, 3, 0)]
     cols = build(ops)
     dets = run_vsm(cols).detections

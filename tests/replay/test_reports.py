@@ -10,7 +10,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 from omp_sim import OmpSim
-
 from quiver.replay.findings import Finding, FindingKind, Site
 from quiver.replay.report_json import KINDS
 from quiver.replay.run_checks import AnalysisReport, UnknownCheck, resolve_checks
@@ -31,12 +30,12 @@ def buggy_program(truncated: bool = False) -> OmpSim:
         sim.b.run.update(truncated=True, signal=11, exit_status=None)
     a = sim.malloc("a", 4 * SIZE, 4)
     b = sim.malloc("b", 4 * SIZE, 5)
-    with sim.target_data(11, [sim.map("from", "a", a, 0, SIZE, 12, "a[0:SIZE]"),
-                              sim.map("alloc", "b", b, 0, SIZE // 2, 13, "b[0:SIZE / 2]")]):
-        with sim.target(14, [sim.map("from", "a", a, 0, SIZE, 15, "a[0:SIZE]"),
-                             sim.map("to", "b", b, 0, SIZE // 2, 16, "b[0:SIZE / 2]")]) as k:
-            k.read(b, 4 * SIZE, 18, via=b)
-            k.write(a, 4 * SIZE, 18)
+    with (sim.target_data(11, [sim.map("from", "a", a, 0, SIZE, 12, "a[0:SIZE]"),
+                               sim.map("alloc", "b", b, 0, SIZE // 2, 13, "b[0:SIZE / 2]")]),
+          sim.target(14, [sim.map("from", "a", a, 0, SIZE, 15, "a[0:SIZE]"),
+                          sim.map("to", "b", b, 0, SIZE // 2, 16, "b[0:SIZE / 2]")]) as k):
+        k.read(b, 4 * SIZE, 18, via=b)
+        k.write(a, 4 * SIZE, 18)
     x = sim.stack_array(4)
     with sim.target(22, [sim.scalar("to", "x", x, 4, 22)]) as k:
         k.write(x, 4, 23)
@@ -169,8 +168,8 @@ def test_output_file_and_check_selection(logs):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--check", "nosuch"], "trace: error: unknown check 'nosuch' (known: mapping, race, schedules, rma, "
-                            "redundant-transfer, all)"),
+    (["--check", "nosuch"], ("trace: error: unknown check 'nosuch' (known: mapping, race, schedules, rma, "
+                             "redundant-transfer, all)")),
     (["--format", "xml"], "trace: error: Invalid value for '--format'"),
 ])
 def test_usage_errors_are_one_line_exit_2(logs, args, message):

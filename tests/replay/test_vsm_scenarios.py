@@ -6,14 +6,12 @@ Each buggy case asserts the exact kind, variable, line and fix; each correct cas
 from __future__ import annotations
 
 import pytest
-
+from omp_sim import OmpSim
 from quiver.formats import read_log
 from quiver.replay.findings import FindingKind
 from quiver.replay.oracle import oracle_detections
 from quiver.replay.registry import CheckOptions
 from quiver.replay.vsm import check_mapping, run_vsm
-
-from omp_sim import OmpSim
 
 UUM = FindingKind.USE_OF_UNINITIALIZED_MEMORY
 STALE = FindingKind.USE_OF_STALE_DATA
@@ -97,12 +95,12 @@ def test_seed002_fig1_alloc_half_section(analyze, record_width):
     a = sim.malloc("a", 4 * SIZE, 4)
     b = sim.malloc("b", 4 * SIZE, 5)
     sim.host_write(b, 4 * SIZE, 9)
-    with sim.target_data(11, [sim.map("from", "a", a, 0, SIZE, 12, "a[0:SIZE]"),
-                              sim.map("alloc", "b", b, 0, SIZE // 2, 13, "b[0:SIZE / 2]")]):
-        with sim.target(14, [sim.map("from", "a", a, 0, SIZE, 15, "a[0:SIZE]"),
-                             sim.map("to", "b", b, 0, SIZE // 2, 16, "b[0:SIZE / 2]")]) as k:
-            k.read(b, 4 * SIZE, 18, via=b)
-            k.write(a, 4 * SIZE, 18)
+    with (sim.target_data(11, [sim.map("from", "a", a, 0, SIZE, 12, "a[0:SIZE]"),
+                               sim.map("alloc", "b", b, 0, SIZE // 2, 13, "b[0:SIZE / 2]")]),
+          sim.target(14, [sim.map("from", "a", a, 0, SIZE, 15, "a[0:SIZE]"),
+                          sim.map("to", "b", b, 0, SIZE // 2, 16, "b[0:SIZE / 2]")]) as k):
+        k.read(b, 4 * SIZE, 18, via=b)
+        k.write(a, 4 * SIZE, 18)
     findings = analyze(sim)
     assert summary(findings) == [(BO, "b", 18, "device"), (UUM, "b", 18, "device")]
     bo, uum = findings
@@ -247,9 +245,9 @@ def test_missing_from_on_data_region(analyze):
     N = 8
     sim = OmpSim("t.c")
     a = sim.malloc("a", 4 * N, 3)
-    with sim.target_data(5, [sim.map("to", "a", a, 0, N, 5, "a[0:N]")], end_line=9):
-        with sim.target(6, [sim.map("tofrom", "a", a, 0, N, 6, "a[0:N]")]) as k:
-            k.write(a, 4 * N, 7)
+    with (sim.target_data(5, [sim.map("to", "a", a, 0, N, 5, "a[0:N]")], end_line=9),
+          sim.target(6, [sim.map("tofrom", "a", a, 0, N, 6, "a[0:N]")]) as k):
+        k.write(a, 4 * N, 7)
     sim.host_read(a, 4 * N, 11)
     f, = analyze(sim)
     assert summary([f]) == [(STALE, "a", 11, "host")]
@@ -276,9 +274,9 @@ def test_refcount_suppresses_copy_out_of_outer_alloc(analyze):
     N = 8
     sim = OmpSim("t.c")
     a = sim.malloc("a", 4 * N, 3)
-    with sim.target_data(5, [sim.map("alloc", "a", a, 0, N, 5, "a[0:N]")]):
-        with sim.target(6, [sim.map("tofrom", "a", a, 0, N, 6, "a[0:N]")]) as k:
-            k.write(a, 4 * N, 7)
+    with (sim.target_data(5, [sim.map("alloc", "a", a, 0, N, 5, "a[0:N]")]),
+          sim.target(6, [sim.map("tofrom", "a", a, 0, N, 6, "a[0:N]")]) as k):
+        k.write(a, 4 * N, 7)
     sim.host_read(a, 4 * N, 10)
     findings = analyze(sim)
     assert summary(findings) == [(STALE, "a", 10, "host")]
@@ -331,11 +329,11 @@ def test_nested_data_regions_are_correct(analyze):
     sim = OmpSim("t.c")
     a = sim.malloc("a", 4 * N, 3)
     b = sim.malloc("b", 4 * N, 3)
-    with sim.target_data(5, [sim.map("tofrom", "a", a, 0, N, 5, "a[0:N]")]):
-        with sim.target_data(6, [sim.map("to", "b", b, 0, N, 6, "b[0:N]"), sim.map("to", "a", a, 0, N, 6, "a[0:N]")]):
-            with sim.target(7, [sim.map("tofrom", "a", a, 0, N, 7, "a[0:N]")]) as k:
-                k.read(b, 4 * N, 8)
-                k.write(a, 4 * N, 8)
+    with (sim.target_data(5, [sim.map("tofrom", "a", a, 0, N, 5, "a[0:N]")]),
+          sim.target_data(6, [sim.map("to", "b", b, 0, N, 6, "b[0:N]"), sim.map("to", "a", a, 0, N, 6, "a[0:N]")]),
+          sim.target(7, [sim.map("tofrom", "a", a, 0, N, 7, "a[0:N]")]) as k):
+        k.read(b, 4 * N, 8)
+        k.write(a, 4 * N, 8)
     sim.host_read(a, 4 * N, 12)
     sim.host_read(b, 4 * N, 12)
     assert analyze(sim) == []
