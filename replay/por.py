@@ -21,7 +21,10 @@ Elements are numbered: units ``0..k-1``, host elements ``k..k+m-1`` (chain order
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -50,16 +53,23 @@ def _topological(k: int, preds: list[list[int]]) -> list[int]:
     for u, ps in enumerate(preds):
         for q in set(ps):
             succs[q].append(u)
+    ready = [u for u in range(k) if left[u] == 0]
+    heapq.heapify(ready)
     placed = [False] * k
     out: list[int] = []
     while len(out) < k:
-        u = next((v for v in range(k) if not placed[v] and left[v] == 0), None)
-        if u is None:
+        if ready:
+            u = heapq.heappop(ready)
+        else:                                   # a cycle: take the first unit not placed
             u = next(v for v in range(k) if not placed[v])
+        if placed[u]:
+            continue
         placed[u] = True
         out.append(u)
         for v in succs[u]:
             left[v] -= 1
+            if left[v] == 0 and not placed[v]:
+                heapq.heappush(ready, v)
     return out
 
 
@@ -212,24 +222,58 @@ def _realize(k: int, m: int, cons: _Constraints, topo: list[int]) -> list[int]:
     for u in range(k):
         by_gap.setdefault(cons.early[u], []).append(u)
     seq: list[int] = []
-    for g in range(m + 1):
-        units = by_gap.get(g, [])
-        if units:
-            members = set(units)
-            left = {u: sum(1 for q in cons.pred[u] if q in members) for u in units}
-            ready = sorted((u for u in units if left[u] == 0), key=rank.__getitem__)
-            while ready:
-                u = ready.pop(0)
-                seq.append(u)
-                for w in cons.succ[u]:
-                    if w in members:
-                        left[w] -= 1
-                        if left[w] == 0:
-                            ready.append(w)
-                            ready.sort(key=rank.__getitem__)
-        if g < m:
-            seq.append(k + g)
+    prev = 0
+    for g in sorted(by_gap):
+        seq.extend(range(k + prev, k + g))
+        units = by_gap[g]
+        members = set(units)
+        left = {u: sum(1 for q in cons.pred[u] if q in members) for u in units}
+        ready = sorted((u for u in units if left[u] == 0), key=rank.__getitem__)
+        while ready:
+            u = ready.pop(0)
+            seq.append(u)
+            for w in cons.succ[u]:
+                if w in members:
+                    left[w] -= 1
+                    if left[w] == 0:
+                        ready.append(w)
+                        ready.sort(key=rank.__getitem__)
+        prev = g
+    seq.extend(range(k + prev, k + m))
     return seq
+
+
+def unit_gaps(schedule: list[int] | np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(units in schedule order, the host gap of each: how many host elements precede it)."""
+    arr = np.asarray(schedule, dtype=np.int64)
+    hosts_before = np.cumsum(arr >= k)
+    at = np.flatnonzero(arr < k)
+    return arr[at], hosts_before[at]
+
+
+def restrict(p: PorProblem, units: list[int]) -> PorProblem:
+    """The problem of some units only (renumbered 0..len-1 in the given order)."""
+    index = {u: i for i, u in enumerate(units)}
+    return PorProblem(
+        n_units=len(units), n_host=p.n_host, after_host=[p.after_host[u] for u in units],
+        before_host=[p.before_host[u] for u in units],
+        unit_preds=[[index[q] for q in p.unit_preds[u] if q in index] for u in units],
+        host_conflicts=[p.host_conflicts[u] for u in units],
+        unit_conflicts=[[index[v] for v in p.unit_conflicts[u] if v in index] for u in units])
+
+
+def substitute(schedule: list[int], k: int, units: list[int], sub: list[int]) -> list[int]:
+    """``schedule`` (all k units) with ``units`` placed as in ``sub`` (a schedule of ``restrict``)."""
+    g = len(units)
+    m = len(schedule) - k
+    ids, gaps = unit_gaps(schedule, k)
+    keep = ~np.isin(ids, units)
+    sub_ids, sub_gaps = unit_gaps(sub, g)
+    all_ids = np.concatenate([ids[keep], np.asarray(units, dtype=np.int64)[sub_ids], np.arange(k, k + m)])
+    all_gap = np.concatenate([gaps[keep], sub_gaps, np.arange(m)])
+    host_last = np.concatenate([np.zeros(int(keep.sum()) + g, np.int64), np.ones(m, np.int64)])
+    within = np.arange(len(all_ids))      # kept units, then moved units, in their own order
+    return all_ids[np.lexsort((within, host_last, all_gap))].tolist()
 
 
 def synchronisation_windows(lo: list[int], hi: list[int]) -> list[list[int]]:

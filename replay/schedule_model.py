@@ -27,28 +27,82 @@ from quiver.formats import EventKind
 
 from .device_copies import device_copies
 from .happens_before import HappensBefore
-from .por import PorProblem
+from .por import PorProblem, unit_gaps
 from .races import access_records, space_key
 from .tasks import lookup, pack
 
+FOOTPRINT_INTERVALS = 32   # per unit, space and kind: more are merged across their smallest gaps
+
 
 @njit(cache=True)
-def _unit_block_conflicts(u_start, u_space, u_lo, u_hi, u_mod, s_block, s_space, s_lo, s_hi, s_mod, lo, hi):
-    k = len(lo)
+def _footprint(unit, space, lo, hi, mod, order, cap):
+    """Per (unit, space, mod): the union of byte ranges, coarsened to ``cap`` ranges (conservative)."""
+    n = len(order)
+    o_unit = np.empty(n, np.int64)
+    o_space = np.empty(n, np.int64)
+    o_lo = np.empty(n, np.int64)
+    o_hi = np.empty(n, np.int64)
+    o_mod = np.empty(n, np.bool_)
+    m = 0
+    i = 0
+    while i < n:
+        j = i
+        a = order[i]
+        while j < n and unit[order[j]] == unit[a] and space[order[j]] == space[a] and mod[order[j]] == mod[a]:
+            j += 1
+        start = m
+        for p in range(i, j):
+            r = order[p]
+            if m > start and lo[r] <= o_hi[m - 1]:
+                o_hi[m - 1] = max(o_hi[m - 1], hi[r])
+            else:
+                o_unit[m] = unit[r]
+                o_space[m] = space[r]
+                o_lo[m] = lo[r]
+                o_hi[m] = hi[r]
+                o_mod[m] = mod[r]
+                m += 1
+        count = m - start
+        if count > cap:                     # close the smallest gaps until cap ranges remain
+            gaps = np.empty(count - 1, np.int64)
+            for q in range(count - 1):
+                gaps[q] = o_lo[start + q + 1] - o_hi[start + q]
+            limit = np.sort(gaps)[count - cap - 1]
+            w = start
+            for q in range(start + 1, m):
+                if o_lo[q] - o_hi[w] <= limit:
+                    o_hi[w] = max(o_hi[w], o_hi[q])
+                else:
+                    w += 1
+                    o_lo[w] = o_lo[q]
+                    o_hi[w] = o_hi[q]
+            m = w + 1
+        i = j
+    return o_unit[:m], o_space[:m], o_lo[:m], o_hi[:m], o_mod[:m]
+
+
+@njit(cache=True)
+def _unit_block_conflicts(units, u_start, u_space, u_lo, u_hi, u_mod, lo, hi, s_block, s_space, s_lo, s_hi,
+                          s_mod, max_len):
+    """(unit, block) pairs of one window group; host records sorted by (space, lo), at most max_len long."""
     cap = 64
     out_u = np.empty(cap, dtype=np.int64)
     out_b = np.empty(cap, dtype=np.int64)
     n = 0
-    for u in range(k):
-        r0 = np.searchsorted(s_block, lo[u])
-        r1 = np.searchsorted(s_block, hi[u])
-        last = -1
-        for j in range(r0, r1):
-            if s_block[j] == last:
-                continue
-            for i in range(u_start[u], u_start[u + 1]):
-                if (s_space[j] == u_space[i] and s_lo[j] < u_hi[i] and u_lo[i] < s_hi[j]
-                        and (u_mod[i] or s_mod[j])):
+    ns = len(s_space)
+    for u in units:
+        for i in range(u_start[u], u_start[u + 1]):
+            first = u_lo[i] - max_len + 1
+            a, b = 0, ns
+            while a < b:                    # first record with (space, lo) >= (u_space, first)
+                mid = (a + b) // 2
+                if s_space[mid] < u_space[i] or (s_space[mid] == u_space[i] and s_lo[mid] < first):
+                    a = mid + 1
+                else:
+                    b = mid
+            j = a
+            while j < ns and s_space[j] == u_space[i] and s_lo[j] < u_hi[i]:
+                if (s_hi[j] > u_lo[i] and (u_mod[i] or s_mod[j]) and lo[u] <= s_block[j] < hi[u]):
                     if n == cap:
                         cap *= 2
                         out_u = np.concatenate((out_u, np.empty(cap - n, np.int64)))
@@ -56,20 +110,21 @@ def _unit_block_conflicts(u_start, u_space, u_lo, u_hi, u_mod, s_block, s_space,
                     out_u[n] = u
                     out_b[n] = s_block[j]
                     n += 1
-                    last = s_block[j]
-                    break
+                j += 1
     return out_u[:n], out_b[:n]
 
 
 @njit(cache=True)
-def _unit_unit_conflicts(u_start, u_space, u_lo, u_hi, u_mod, lo, hi):
-    k = len(lo)
+def _unit_unit_conflicts(units, u_start, u_space, u_lo, u_hi, u_mod, lo, hi):
+    """Pairs of units of one window group whose footprints overlap with a change on one side."""
     cap = 64
     out_a = np.empty(cap, dtype=np.int64)
     out_b = np.empty(cap, dtype=np.int64)
     n = 0
-    for a in range(k):
-        for b in range(a + 1, k):
+    for x in range(len(units)):
+        a = units[x]
+        for y in range(x + 1, len(units)):
+            b = units[y]
             if lo[a] > hi[b] or lo[b] > hi[a]:
                 continue
             hit = False
@@ -86,10 +141,18 @@ def _unit_unit_conflicts(u_start, u_space, u_lo, u_hi, u_mod, lo, hi):
                     cap *= 2
                     out_a = np.concatenate((out_a, np.empty(cap - n, np.int64)))
                     out_b = np.concatenate((out_b, np.empty(cap - n, np.int64)))
-                out_a[n] = a
-                out_b[n] = b
+                out_a[n] = min(a, b)
+                out_b[n] = max(a, b)
                 n += 1
     return out_a[:n], out_b[:n]
+
+
+def _window_groups(lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
+    """Units whose block-gap windows overlap, grouped (only they can be reordered with each other)."""
+    order = np.lexsort((np.arange(len(lo)), lo))
+    reach = np.maximum.accumulate(hi[order]) if len(order) else hi
+    starts = np.r_[True, lo[order][1:] > reach[:-1]] if len(order) else np.zeros(0, bool)
+    return np.split(order, np.flatnonzero(starts)[1:]) if len(order) else []
 
 
 @dataclass
@@ -141,17 +204,15 @@ class ScheduleModel:
                           host_conflicts=host, unit_conflicts=units)
 
     def placement(self, schedule: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """(gap, rank within the gap) of every unit in an element sequence."""
+        """(block gap, rank within the gap) of every unit in an element sequence."""
         k = self.n_units
+        ids, host_gap = unit_gaps(schedule, k)
         gap = np.zeros(k, dtype=np.int64)
         rank = np.zeros(k, dtype=np.int64)
-        last_block = -1
-        for pos, e in enumerate(schedule):
-            if e >= k:
-                last_block = int(self.elem_last_block[e - k])
-            else:
-                gap[e] = max(last_block + 1, int(self.lo[e]))
-                rank[e] = pos
+        after_block = np.where(host_gap > 0, self.elem_last_block[np.maximum(host_gap - 1, 0)] + 1, 0) \
+            if len(self.elem_last_block) else np.zeros(len(ids), dtype=np.int64)
+        gap[ids] = np.maximum(after_block, self.lo[ids])
+        rank[ids] = np.arange(len(ids))
         return gap, rank
 
     def order(self, schedule: list[int]) -> np.ndarray:
@@ -241,15 +302,35 @@ def build_schedule_model(cols: dict[str, np.ndarray], hb: HappensBefore) -> Sche
     f_unit = unit_of_row[f_row]
 
     ur = np.flatnonzero(f_unit >= 0)
-    ur = ur[np.lexsort((f_lo[ur], f_unit[ur]))]
-    u_start = np.searchsorted(f_unit[ur], np.arange(k + 1))
-    sr = np.flatnonzero(f_unit < 0)
+    fu_unit, fu_space, fu_lo, fu_hi, fu_mod = _footprint(
+        f_unit[ur], f_space[ur], f_lo[ur], f_hi[ur], f_mod[ur],
+        np.lexsort((f_lo[ur], f_mod[ur], f_space[ur], f_unit[ur])), FOOTPRINT_INTERVALS)
+    u_start = np.searchsorted(fu_unit, np.arange(k + 1))
+    sr = np.flatnonzero((f_unit < 0) & (f_hi > f_lo))
     s_block = block_of_row[f_row[sr]]
-    sr = sr[np.argsort(s_block, kind="stable")]
-    s_block = block_of_row[f_row[sr]]
-    cu, cb = _unit_block_conflicts(u_start, f_space[ur], f_lo[ur], f_hi[ur], f_mod[ur], s_block, f_space[sr],
-                                   f_lo[sr], f_hi[sr], f_mod[sr], lo, hi)
-    ua, ub = _unit_unit_conflicts(u_start, f_space[ur], f_lo[ur], f_hi[ur], f_mod[ur], lo, hi)
+    cu_parts, cb_parts, ua_parts, ub_parts = [], [], [], []
+    for group in _window_groups(lo, hi):
+        g_lo, g_hi = int(lo[group].min()), int(hi[group].max())
+        in_window = sr[(s_block >= g_lo) & (s_block < g_hi)]
+        if len(in_window):
+            o = in_window[np.lexsort((f_lo[in_window], f_space[in_window]))]
+            max_len = int((f_hi[o] - f_lo[o]).max())
+            cu, cb = _unit_block_conflicts(group.astype(np.int64), u_start, fu_space, fu_lo, fu_hi, fu_mod, lo, hi,
+                                           block_of_row[f_row[o]], f_space[o], f_lo[o], f_hi[o], f_mod[o], max_len)
+            cu_parts.append(cu)
+            cb_parts.append(cb)
+        if len(group) > 1:
+            ua, ub = _unit_unit_conflicts(group.astype(np.int64), u_start, fu_space, fu_lo, fu_hi, fu_mod, lo, hi)
+            ua_parts.append(ua)
+            ub_parts.append(ub)
+    empty = np.zeros(0, np.int64)
+    cu = np.concatenate(cu_parts) if cu_parts else empty
+    cb = np.concatenate(cb_parts) if cb_parts else empty
+    ua = np.concatenate(ua_parts) if ua_parts else empty
+    ub = np.concatenate(ub_parts) if ub_parts else empty
+    if len(cu):
+        pairs_ub = np.unique(np.stack([cu, cb]), axis=1)
+        cu, cb = pairs_ub[0], pairs_ub[1]
 
     # host elements: relevant blocks (conflicting, or a window bound), runs of one site merged
     anchors = np.r_[lo[lo > 0] - 1, hi[hi < nb]]

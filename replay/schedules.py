@@ -24,7 +24,7 @@ from .async_text import RowText
 from .findings import Finding, Related
 from .happens_before import build_happens_before
 from .mapping_events import Detection, control_events_from_columns
-from .por import enumerate_schedules, synchronisation_windows
+from .por import enumerate_schedules, restrict, substitute, synchronisation_windows
 from .registry import CheckOptions
 from .schedule_model import ScheduleModel, build_schedule_model
 from .tasks import build_task_model
@@ -74,26 +74,24 @@ def explore(columns: dict[str, np.ndarray], model: ScheduleModel, max_schedules:
     k = model.n_units
     lo = [a + 1 for a in problem.after_host]
     windows = synchronisation_windows(lo, problem.before_host) if k else []
-    schedules: list[list[int]] = []
+    first = enumerate_schedules(problem, 1)
+    schedules: list[list[int]] = [first.schedules[0]]
     complete = True
     budget = max_schedules * TOTAL_SCHEDULES_PER_WINDOW_BOUND
     per_window: list[list[int]] = []      # schedule indices of each window (the synchronous one is 0)
     for group in windows:
-        frozen = frozenset(range(k)) - frozenset(group)
-        por = enumerate_schedules(replace(problem, frozen=frozen), max_schedules)
+        if len(group) == 1 and not problem.host_conflicts[group[0]]:
+            continue                      # one unit that conflicts with nothing: one schedule
+        por = enumerate_schedules(restrict(problem, group), max_schedules)
         complete &= por.complete
-        if not schedules:
-            schedules.append(por.schedules[0])
         mine = []
-        for sched in por.schedules[1:]:
+        for sub in por.schedules[1:]:
             if len(schedules) >= budget:
                 complete = False
                 break
             mine.append(len(schedules))
-            schedules.append(sched)
+            schedules.append(substitute(schedules[0], k, group, sub))
         per_window.append(mine)
-    if not schedules:
-        schedules.append(enumerate_schedules(problem, 1).schedules[0])
 
     control = control_events_from_columns(columns)
     sync = model.order(schedules[0])
