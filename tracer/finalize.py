@@ -192,6 +192,28 @@ def _map_rows(streams: list[_Stream], rank: int) -> dict[str, np.ndarray]:
     return {c: np.concatenate(v) if v else np.zeros(0) for c, v in cols.items()}
 
 
+def _task_locations(streams: list[_Stream], locs: _Locations) -> tuple[np.ndarray, np.ndarray]:
+    """(rank << 40 | task id) -> location of the task's creation, sorted keys.
+
+    OMPT's code address for a target task's creation has no line: the psource of the construct
+    the target task ran is used instead. TASK_DEPEND rows take their task's location."""
+    keys, vals = [], []
+    for st in streams:  # constructs first: they win over the creation's code address
+        ev = st.events[(st.events["kind"] == EventKind.CONSTRUCT_BEGIN) & (st.events["id2"] >= 0)]
+        keys.append((np.int64(st.rank) << 40) | ev["id2"].astype(np.int64))
+        vals.append(locs.of(ev, _remap(ev["loc_str"], st.table)))
+    for st in streams:
+        ev = st.events[st.events["kind"] == EventKind.TASK_CREATE]
+        keys.append((np.int64(st.rank) << 40) | ev["id"].astype(np.int64))
+        vals.append(locs.of(ev, _remap(ev["loc_str"], st.table)))
+    if not keys:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    k, v = np.concatenate(keys), np.concatenate(vals)
+    k, v = k[v >= 0], v[v >= 0]
+    k, first = np.unique(k, return_index=True)
+    return k, v[first]
+
+
 def _object_rows(raws: list[RankRaw], streams: list[_Stream], modules_by_rank: dict[int, list[Module]],
                  strings: Interner, t0: int) -> dict[str, np.ndarray] | None:
     """ALLOC rows for each rank's global (op 5, at the start) and stack (op 6, at the first map
@@ -238,7 +260,8 @@ def _object_rows(raws: list[RankRaw], streams: list[_Stream], modules_by_rank: d
 
 
 def _batch_columns(streams: list[_Stream], starts: np.ndarray, rows_idx: np.ndarray, locs: _Locations,
-                   fix_pos: np.ndarray, fix_op: np.ndarray, t0: int) -> dict[str, np.ndarray]:
+                   fix_pos: np.ndarray, fix_op: np.ndarray, t0: int,
+                   task_locs: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
     """Log columns for the global rows `rows_idx` (already in log order)."""
     n = len(rows_idx)
     cols = {c: np.empty(n, COLUMN_DTYPES[c]) for c in COLUMN_NAMES}
@@ -257,6 +280,14 @@ def _batch_columns(streams: list[_Stream], starts: np.ndarray, rows_idx: np.ndar
         cols["aux"][sel] = _remap(ev["aux"], st.table, (flags & F_AUX_STR) != 0)
         cols["aux2"][sel] = _remap(ev["aux2"], st.table, (flags & F_AUX2_STR) != 0)
         cols["loc"][sel] = locs.of(ev, _remap(ev["loc_str"], st.table))
+    tkeys, tlocs = task_locs
+    task_rows = (cols["kind"] == EventKind.TASK_CREATE) | (cols["kind"] == EventKind.TASK_DEPEND)
+    if len(tkeys) and task_rows.any():
+        key = (cols["rank"][task_rows].astype(np.int64) << 40) | cols["id"][task_rows]
+        j = np.clip(np.searchsorted(tkeys, key), 0, len(tkeys) - 1)
+        found = tkeys[j] == key
+        where = np.nonzero(task_rows)[0]
+        cols["loc"][where[found]] = tlocs[j[found]]
     if len(fix_pos):
         i = np.clip(np.searchsorted(fix_pos, rows_idx), 0, len(fix_pos) - 1)
         hit = fix_pos[i] == rows_idx
@@ -299,6 +330,7 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
 
     locs = _locations(streams, strings, modules)
     fix_pos, fix_op = _construct_fixes(streams)
+    task_locs = _task_locations(streams, locs)
     objects = _object_rows(raws, streams, modules_by_rank, strings, t0)
     n_objects = len(objects["kind"]) if objects is not None else 0
     has_access = any(bool((st.events["kind"] == EventKind.ACCESS).any()) for st in streams)
@@ -307,7 +339,7 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta) as w:
         pending = objects  # object rows merge in by time (few: one per object)
         for b in range(0, n, BATCH):
-            cols = _batch_columns(streams, starts, order[b:b + BATCH], locs, fix_pos, fix_op, t0)
+            cols = _batch_columns(streams, starts, order[b:b + BATCH], locs, fix_pos, fix_op, t0, task_locs)
             if pending is not None:
                 last = cols["time_ns"][-1] if b + BATCH < n else np.iinfo(np.int64).max
                 take = pending["time_ns"] <= last

@@ -125,6 +125,7 @@ def test_nowait_kernels_with_depend_run_on_helper_threads(record_c):
     tasks = t.tasks
     created = tasks.filter(pl.col("event") == "task_create")
     assert sorted(created["task"].to_list()) == sorted(begins["target_task"].to_list())
+    assert sorted(created["line"].to_list()) == [7, 9]  # a target task is located at its construct
     deps = tasks.filter(pl.col("event") == "task_depend")
     second = begins.row(1, named=True)
     assert "in" in deps.filter(pl.col("task") == second["target_task"])["depend_kind"].to_list()
