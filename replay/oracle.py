@@ -94,7 +94,8 @@ class Oracle:
     def record(self, kind: str, rank: int, device: int, loc: int, entry: Entry | None, clause: dict | None,
                g: int, host: int, dev: int, nbytes: int, last: int, width: int, asize: int, name: int,
                release: int, entry_device: int, obj: tuple[int, int] | None = None) -> None:
-        key_part = clause["event"] if clause else (-2 - name if entry is not None else -1)
+        # a clause is keyed by its site and variable: a construct run in a loop gives one finding
+        key_part = (clause["loc"], clause["name"]) if clause else (-2 - name if entry is not None else -1)
         key = (kind, rank, device, loc, key_part)
         rec = self.records.get(key)
         if rec is None:
@@ -367,7 +368,7 @@ class Oracle:
                 wide = _wide(ev)
                 self.clauses.setdefault((ev["rank"], ev["id"]), []).append(
                     {"event": ev["g"], "host": -2 if wide else ev["addr"], "size": 0 if wide else ev["size"],
-                     "name": ev["name"], "bits": ev["op"], "object": None})
+                     "name": ev["name"], "loc": ev["loc"], "bits": ev["op"], "object": None})
         by_event = {c["event"]: c for cs in self.clauses.values() for c in cs}
         for ev in events:
             g, k = ev["g"], ev["kind"]

@@ -30,8 +30,21 @@ invalid; device write -> that CV valid+init, OV and other CVs invalid; transfer 
 CV := OV; transfer from device OV := CV; CV allocated / released -> CV invalid, not initialised;
 a transfer into a CV whose host address is not the CV's own OV (the runtime attaching a pointer)
 makes the CV bytes valid+initialised; a new host allocation (ALLOC not identical to a live one)
-resets its bytes to the never-mapped state. A read of an invalid copy is a detection: uninitialised
-if that copy was never initialised, else stale.
+resets its bytes to the never-mapped state; an association the recorder inferred for a
+``declare target`` variable (DATA_OP associate, aux 1) starts valid+initialised; device memory without
+a host side (``omp_target_alloc``, host address 0) is not tracked. A read of an invalid copy is a
+detection: uninitialised if that copy was never initialised, else stale.
+
+Overflows: a device access that begins in a live CV and runs past its end overflows that CV's
+variable; a device access in no live CV overflows variable V when it lies in V's window (V's host
+object translated to the device, or one section length around V's CV) for the CVs the access's
+construct maps (all live CVs if the construct has no clause events); object beats band, then the
+nearest CV, then clause order. A map clause (or a copy no clause explains) whose section runs past
+the live host allocation holding its first byte is a section overflow.
+
+Detections are deduplicated by (kind, rank, device, access site, clause site and variable), keeping
+the first occurrence and summing bytes and occurrences (one per event). The oracle
+(``quiver.replay.oracle``) implements exactly these rules; docs/analyze.md explains them to users.
 """
 
 from __future__ import annotations

@@ -190,6 +190,12 @@ def _record(fd, fd_hash, ctr, fk, rk, di, loc, kx, e, clause_ev, g, host, dev, s
         slot = (slot + 1) & mask
 
 
+@njit(cache=True, inline="always")
+def _clause_key(loc, name):
+    """Dedup key part of a clause: its site and variable (a construct run in a loop is one finding)."""
+    return (loc + 2) * np.int64(4294967296) + (name + 1)
+
+
 @njit(cache=True)
 def _entry_key(en, cl, e):
     """(dedup key part, clause event, variable name, host object lo, hi) of mapping entry e."""
@@ -197,7 +203,8 @@ def _entry_key(en, cl, e):
         return -1, -1, -1, np.int64(-1), np.int64(-1)
     c = en[e, EN_CLAUSE]
     if c >= 0:
-        return cl[c, CL_EVENT], cl[c, CL_EVENT], cl[c, CL_NAME], cl[c, CL_OBJLO], cl[c, CL_OBJHI]
+        return (_clause_key(cl[c, CL_LOC], cl[c, CL_NAME]), cl[c, CL_EVENT], cl[c, CL_NAME], cl[c, CL_OBJLO],
+                cl[c, CL_OBJHI])
     return -2 - en[e, EN_NAME], -1, en[e, EN_NAME], np.int64(-1), np.int64(-1)
 
 
@@ -371,7 +378,7 @@ def _pick_window(win, nwin, en, key, stop):
 
 @njit(cache=True)
 def _section_overflow(fd, fd_hash, ctr, g, rk, di, loc, clause_ev, name, hk, size, olo, ohi):
-    """Record the bytes of [hk, hk+size) outside the host object [olo, ohi)."""
+    """Record the bytes of [hk, hk+size) outside the host object [olo, ohi) (at a clause or a bare copy)."""
     if olo < 0 or size <= 0:
         return
     end = hk + size
@@ -382,7 +389,8 @@ def _section_overflow(fd, fd_hash, ctr, g, rk, di, loc, clause_ev, name, hk, siz
         return
     first = hk if before > 0 else max(hk, ohi)
     last = end - 1 if after > 0 else min(end, olo) - 1
-    _record(fd, fd_hash, ctr, FK_SECTION, rk, di, loc, clause_ev, -1, clause_ev, g, first & ADDR_MASK, -1, -1,
+    kx = _clause_key(loc, name) if clause_ev >= 0 else np.int64(-1)
+    _record(fd, fd_hash, ctr, FK_SECTION, rk, di, loc, kx, -1, clause_ev, g, first & ADDR_MASK, -1, -1,
             nbytes, last & ADDR_MASK, 0, size, -1, name, olo, ohi)
 
 

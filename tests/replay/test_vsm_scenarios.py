@@ -391,3 +391,15 @@ def test_reused_heap_memory_starts_fresh(analyze):
     with sim.target(10, [sim.map("to", "b", b, 0, N, 10, "b[0:N]")]) as k:
         k.read(b, 4 * N, 11)
     assert analyze(sim) == []
+
+
+def test_a_buggy_construct_in_a_loop_is_one_finding(analyze):
+    N = 4
+    sim = OmpSim("t.c")
+    a = sim.malloc("a", 4 * N, 3)
+    for _ in range(300):
+        with sim.target(5, [sim.map("alloc", "a", a, 0, N, 5, "a[0:N]")]) as k:
+            k.read(a, 4 * N, 6)
+    f, = analyze(sim)
+    assert summary([f]) == [(UUM, "a", 6, "device")]
+    assert (f.occurrences, f.bytes) == (300, 300 * 4 * N)
