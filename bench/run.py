@@ -55,7 +55,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--workdir", type=Path, default=BENCH / "build", help="builds, logs and run output")
     p.add_argument("--keep-logs", action="store_true", help="keep the recorded and synthetic logs")
     a = p.parse_args(argv)
-    if a.no_full and a.no_tools:
+    if a.no_full and a.no_tools and not a.huge and not a.synthetic:
         p.error("--no-full with --no-tools leaves nothing to measure")
     if a.repeat < 1:
         p.error("--repeat must be at least 1")
@@ -65,6 +65,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         a.kernel_list = catalogue.select(a.kernels)
     except ValueError as e:
         p.error(str(e))
+    if a.no_full and a.no_tools:  # only the synthetic logs
+        a.kernel_list = []
     return a
 
 
