@@ -164,6 +164,8 @@ class SyncKind(IntEnum):
     BARRIER = 2
     TASKGROUP_BEGIN = 3
     TASKGROUP_END = 4
+    PARALLEL_BEGIN = 5         # fork: on the encountering thread, ``id`` = parallel region id
+    IMPLICIT_TASK_BEGIN = 6    # on each thread of the team as it starts the region, ``id`` = region id
 
 
 class AccessFlag(IntEnum):

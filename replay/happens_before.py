@@ -13,8 +13,10 @@ Edges (source release -> destination acquire):
   rules of OpenMP 5; mutexinoutset/inoutset are treated as inout);
 - ``taskwait``: the end of each child task created before it -> the taskwait;
 - ``taskgroup``: the end of each task created inside it (and their descendants) -> its end;
-- barrier: every participant's arrival -> every participant, and each task ended before it whose
-  creator takes part -> it.
+- barrier: every thread's arrival -> every thread's departure, and each task that ended before its
+  creator's thread left it -> the departures;
+- parallel fork (SYNC ``parallel begin`` on the encountering thread -> ``implicit task begin`` of each
+  thread of the team, when the recorder writes them).
 The allocator's reuse of an address is not an ordering (another schedule gets another address);
 the race checker keys device bytes by the lifetime of their copy instead.
 A deferred target task's own events (entry copies, kernel, exit copies) are in program order in
@@ -32,6 +34,8 @@ from quiver.formats import DependKind, EventKind, EventLog
 
 from .tasks import (
     SYNC_BARRIER,
+    SYNC_IMPLICIT_TASK_BEGIN,
+    SYNC_PARALLEL_BEGIN,
     SYNC_TASKWAIT,
     SYNC_TG_BEGIN,
     SYNC_TG_END,
@@ -262,8 +266,8 @@ def _start_rows(tm: TaskModel) -> np.ndarray:
 def build_happens_before(log: EventLog, cols: dict[str, np.ndarray] | None = None,
                          tasks: TaskModel | None = None) -> HappensBefore:
     if cols is None:
-        cols = {c: log.col(c) for c in ("kind", "rank", "thread", "device", "id", "id2", "op", "aux", "addr",
-                                        "addr2", "size")}
+        cols = {c: log.col(c) for c in ("kind", "rank", "thread", "device", "id", "id2", "op", "aux", "aux2",
+                                        "addr", "addr2", "size")}
     tm = tasks if tasks is not None else build_task_model(log, cols)
     kind, rank = cols["kind"], cols["rank"]
     ctx = tm.ctx
@@ -329,48 +333,21 @@ def build_happens_before(log: EventLog, cols: dict[str, np.ndarray] | None = Non
         src.append(end[cr[ok]])
         dst.append(rows[end_idx[g[ok]]])
 
-    # barriers: instance = (rank, region id, k-th barrier of that region on that thread)
+    # barriers and the fork of parallel regions
     bar = sync[sop == SYNC_BARRIER]
     if len(bar):
-        th = tm.thread_of_row[bar].astype(np.int64)
-        region = cols["id"][bar].astype(np.int64)
-        o = np.lexsort((bar, region, th))
-        bar, th, region = bar[o], th[o], region[o]
-        grp = np.r_[True, (th[1:] != th[:-1]) | (region[1:] != region[:-1])]
-        starts = np.flatnonzero(grp)
-        occ = np.arange(len(bar)) - np.repeat(starts, np.diff(np.r_[starts, len(bar)]))
-        inst_key = np.stack([rank[bar].astype(np.int64), region, occ])
-        _, inst = np.unique(inst_key, axis=1, return_inverse=True)
-        inst = inst.ravel()
-        o = np.lexsort((bar, inst))
-        bar, inst = bar[o], inst[o]
-        bounds = np.flatnonzero(np.r_[True, inst[1:] != inst[:-1], True])
-        first, size = bounds[:-1], np.diff(bounds)
-        # all-to-all among the participants of each instance
-        pairs_inst = np.repeat(np.arange(len(first)), size * size)
-        k = np.arange(len(pairs_inst)) - np.repeat(np.cumsum(size * size) - size * size, size * size)
-        sz = size[pairs_inst]
-        src.append(bar[first[pairs_inst] + k // sz])
-        dst.append(bar[first[pairs_inst] + k % sz])
-        # a task joins the first barrier its creator's thread passes after the task ended
-        sel = np.flatnonzero(deferred_with_rows & (end >= 0) & (tm.task_creator_ctx >= 0))
-        if len(sel):
-            n1 = n + 1
-            bth = tm.thread_of_row[bar].astype(np.int64)
-            bkey = bth * n1 + bar
-            bo = np.argsort(bkey)
-            creator_thread = tm.thread_of_row[tm.task_create_row[sel]].astype(np.int64)
-            pos = np.searchsorted(bkey[bo], creator_thread * n1 + end[sel])
-            hit = pos < len(bo)
-            hit[hit] &= bkey[bo][pos[hit]] // n1 == creator_thread[hit]
-            t_hit, i_hit = sel[hit], inst[bo[pos[hit]]]
-            reps = size[i_hit]
-            offs = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
-            s_t = np.repeat(end[t_hit], reps)
-            d_p = bar[np.repeat(first[i_hit], reps) + offs]
-            later = d_p > s_t
-            src.append(s_t[later])
-            dst.append(d_p[later])
+        bs, bd = _barrier_edges(tm, cols, bar, end, deferred_with_rows)
+        src.append(bs)
+        dst.append(bd)
+    fork = sync[sop == SYNC_PARALLEL_BEGIN]
+    team = sync[sop == SYNC_IMPLICIT_TASK_BEGIN]
+    if len(fork) and len(team):
+        keys = pack(rank[fork], cols["id"][fork])
+        ko = np.argsort(keys, kind="stable")
+        hit = lookup(keys[ko], pack(rank[team], cols["id"][team]), cols["id"][team] >= 0)
+        ok = hit >= 0
+        src.append(fork[ko][hit[ok]])
+        dst.append(team[ok])
 
     s = np.concatenate(src).astype(np.int64) if src else np.zeros(0, np.int64)
     d = np.concatenate(dst).astype(np.int64) if dst else np.zeros(0, np.int64)
@@ -384,3 +361,70 @@ def build_happens_before(log: EventLog, cols: dict[str, np.ndarray] | None = Non
         ctx, tm.n_ctx, np.r_[np.zeros(tm.n_threads, bool), tm.task_deferred], tm.last_row, release, d, s)
     return HappensBefore(tasks=tm, seg=seg, vc=vc, seg_chain=seg_chain, seg_idx=seg_idx, seg_ctx=seg_ctx,
                          seg_first=seg_first, edges_src=s, edges_dst=d)
+
+
+def _occurrence(groups: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """k for the k-th row of its group (rows in any order)."""
+    o = np.lexsort((rows, groups))
+    g = groups[o]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    occ = np.empty(len(rows), dtype=np.int64)
+    occ[o] = np.arange(len(rows)) - np.repeat(starts, np.diff(np.r_[starts, len(rows)]))
+    return occ
+
+
+def _barrier_edges(tm: TaskModel, cols: dict[str, np.ndarray], bar: np.ndarray, end: np.ndarray,
+                   deferred_with_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every arrival at a barrier -> every departure from it; task ends -> the departures after them.
+
+    The recorder writes an arrival (``aux2`` 0) and a departure (``aux2`` 1) per thread; a thread
+    whose barrier rows carry no departure (older logs, LogBuilder) uses each row as both. The k-th
+    arrival (departure) of a thread at the barriers of region ``id`` belongs to instance k.
+    """
+    rank = cols["rank"][bar].astype(np.int64)
+    th = tm.thread_of_row[bar].astype(np.int64)
+    region = cols["id"][bar].astype(np.int64)
+    departs = cols["aux2"][bar] == 1 if "aux2" in cols else np.zeros(len(bar), bool)
+    _, group = np.unique(np.stack([rank, th, region]), axis=1, return_inverse=True)
+    group = group.ravel()
+    has_dep = np.zeros(group.max() + 1, bool)
+    has_dep[group[departs]] = True
+    arr = ~departs
+    dep = departs | ~has_dep[group]
+    a_rows, d_rows = bar[arr], bar[dep]
+    a_key = np.stack([rank[arr], region[arr], _occurrence(group[arr], a_rows)])
+    d_key = np.stack([rank[dep], region[dep], _occurrence(group[dep], d_rows)])
+    _, inst = np.unique(np.concatenate([a_key, d_key], axis=1), axis=1, return_inverse=True)
+    inst = inst.ravel()
+    a_inst, d_inst = inst[:len(a_rows)], inst[len(a_rows):]
+    n_inst = int(inst.max()) + 1
+    # arrivals x departures of each instance
+    ao = np.argsort(a_inst, kind="stable")
+    do = np.argsort(d_inst, kind="stable")
+    a_start = np.searchsorted(a_inst[ao], np.arange(n_inst + 1))
+    d_start = np.searchsorted(d_inst[do], np.arange(n_inst + 1))
+    na, nd = np.diff(a_start), np.diff(d_start)
+    per = na * nd
+    pair_inst = np.repeat(np.arange(n_inst), per)
+    k = np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per)
+    src = [a_rows[ao][a_start[pair_inst] + k // np.maximum(nd[pair_inst], 1)]]
+    dst = [d_rows[do][d_start[pair_inst] + k % np.maximum(nd[pair_inst], 1)]]
+    # a task joins the first barrier its creator's thread leaves after the task ended
+    sel = np.flatnonzero(deferred_with_rows & (end >= 0) & (tm.task_creator_ctx >= 0))
+    if len(sel) and len(d_rows):
+        n1 = len(cols["kind"]) + 1
+        dkey = tm.thread_of_row[d_rows].astype(np.int64) * n1 + d_rows
+        dko = np.argsort(dkey)
+        creator_thread = tm.thread_of_row[tm.task_create_row[sel]].astype(np.int64)
+        pos = np.searchsorted(dkey[dko], creator_thread * n1 + end[sel])
+        hit = pos < len(dko)
+        hit[hit] &= dkey[dko][pos[hit]] // n1 == creator_thread[hit]
+        t_hit, i_hit = sel[hit], d_inst[dko[pos[hit]]]
+        reps = nd[i_hit]
+        offs = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
+        s_t = np.repeat(end[t_hit], reps)
+        d_p = d_rows[do][np.repeat(d_start[i_hit], reps) + offs]
+        later = d_p > s_t
+        src.append(s_t[later])
+        dst.append(d_p[later])
+    return np.concatenate(src), np.concatenate(dst)

@@ -32,7 +32,8 @@ from .registry import CheckOptions
 from .tasks import TaskModel, build_task_model
 
 PAIR_KEY = types.UniTuple(types.int64, 4)  # (space, site, site, variable)
-COLUMNS = ("kind", "rank", "thread", "device", "loc", "addr", "addr2", "size", "id", "id2", "op", "name", "aux")
+COLUMNS = ("kind", "rank", "thread", "device", "loc", "addr", "addr2", "size", "id", "id2", "op", "name", "aux",
+           "aux2")
 
 
 def access_records(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

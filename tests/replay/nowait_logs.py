@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from quiver.formats import ConstructKind, DataOpKind, DependKind, LogBuilder, MapType, SyncKind, TaskFlag
+from quiver.formats import (
+    ConstructKind,
+    DataOpKind,
+    DependKind,
+    EventKind,
+    LogBuilder,
+    MapType,
+    SyncKind,
+    TaskFlag,
+)
 
 MAP_BITS = {"to": MapType.TO, "from": MapType.FROM, "tofrom": MapType.TO | MapType.FROM, "alloc": 0,
             "release": 0, "delete": MapType.DELETE}
@@ -71,6 +80,18 @@ class Program:
 
     def taskwait(self, line: int, thread: int = 0) -> None:
         self.b.sync(SyncKind.TASKWAIT, site=self.site(line), thread=thread)
+
+    def barrier(self, line: int, region: int, thread: int, departure: bool | None = None) -> None:
+        """A barrier of parallel region ``region``: arrival, departure, or (None) one row for both."""
+        self.b.event(EventKind.SYNC, op=int(SyncKind.BARRIER), id=region, aux=-1, aux2=int(bool(departure)),
+                     loc=self.b._loc(self.site(line)), thread=thread)
+
+    def fork(self, line: int, region: int, thread: int = 0) -> None:
+        self.b.event(EventKind.SYNC, op=int(SyncKind.PARALLEL_BEGIN), id=region, loc=self.b._loc(self.site(line)),
+                     thread=thread)
+
+    def implicit_task(self, region: int, thread: int) -> None:
+        self.b.event(EventKind.SYNC, op=int(SyncKind.IMPLICIT_TASK_BEGIN), id=region, thread=thread)
 
     def taskgroup_begin(self, line: int, thread: int = 0) -> None:
         self.b.sync(SyncKind.TASKGROUP_BEGIN, site=self.site(line), thread=thread)

@@ -211,3 +211,58 @@ def test_no_nowait_no_race(tmp_path):
     assert races(p, tmp_path) == []
     empty = LogBuilder(program="empty").write(tmp_path / "empty.arrow")
     assert check_races(read_log(empty), CheckOptions()) == []
+
+
+def parallel_worker(fork: bool, join: str) -> Program:
+    """The initial thread writes `a`, then a worker of a parallel region launches a nowait update of it."""
+    p = Program("par.c")
+    a = p.var("a", 0x4000, 8)
+    p.target_data(3, [(a, "alloc")])
+    p.write(a, 4)                                   # before the parallel region
+    if fork:
+        p.fork(5, region=1, thread=0)
+        p.implicit_task(1, thread=0)
+        p.implicit_task(1, thread=2)
+    t = p.nowait_update(8, to=[a], thread=2)        # launched by the worker
+    t.run(thread=1)
+    p.taskwait(9, thread=2)
+    if join == "arrive-depart":
+        p.barrier(10, 1, thread=0, departure=False)
+        p.barrier(10, 1, thread=2, departure=False)
+        p.barrier(10, 1, thread=0, departure=True)
+        p.barrier(10, 1, thread=2, departure=True)
+    else:
+        p.barrier(10, 1, thread=2)
+        p.barrier(10, 1, thread=0)
+    p.write(a, 11)                                  # after the region
+    p.end_target_data()
+    return p
+
+
+@pytest.mark.parametrize("join", ["arrive-depart", "one-row"])
+def test_fork_and_join_of_a_parallel_region_order_a_workers_task(tmp_path, join):
+    assert races(parallel_worker(fork=True, join=join), tmp_path) == []
+
+
+def test_without_the_fork_a_workers_task_is_unordered_with_the_initial_thread(tmp_path):
+    found = pairs(races(parallel_worker(fork=False, join="arrive-depart"), tmp_path))
+    assert found == [("a", 8, 3, "device"), ("a", 8, 4, "host")]    # the allocation at 3, the write at 4
+
+
+def test_barrier_departure_waits_for_every_arrival(tmp_path):
+    """Thread 2 writes `a` in a task it launched; thread 0 reads after the barrier: ordered."""
+    p = Program("bar.c")
+    a = p.var("a", 0x4000, 8)
+    p.target_data(3, [(a, "to")])
+    p.fork(4, region=1)
+    p.implicit_task(1, thread=0)
+    p.implicit_task(1, thread=2)
+    p.barrier(10, 1, thread=0, departure=False)      # thread 0 arrives early
+    t = p.nowait_update(6, from_=[a], thread=2)
+    t.run(thread=1)
+    p.barrier(10, 1, thread=2, departure=False)      # the barrier waits for the task
+    p.barrier(10, 1, thread=0, departure=True)
+    p.read(a, 11)
+    p.barrier(10, 1, thread=2, departure=True)
+    p.end_target_data()
+    assert races(p, tmp_path) == []

@@ -7,7 +7,7 @@ recorded order: happens-before does not depend on timing.
 from __future__ import annotations
 
 import pytest
-from quiver.formats import read_log
+from quiver.formats import EventKind, SyncKind, read_log
 from quiver.replay.races import check_races
 from quiver.replay.registry import CheckOptions
 
@@ -53,3 +53,14 @@ def test_seed000_fig2(record_c):
 @pytest.mark.parametrize("src", ["depend_chain.c", "enter_exit_nowait.c", "taskgroup.c", "many_kernels.c"])
 def test_correct_programs_have_no_race(record_c, src):
     assert races(record_c, src) == []
+
+
+def test_worker_thread_launching_nowait_work(record_c):
+    """Correct program: the fork orders the worker's tasks after the initial thread's writes."""
+    run = record_c("nowait/parallel_worker.c")
+    assert run.returncode == 0, run.stderr
+    log = read_log(run.log)
+    kind, op = log.col("kind"), log.col("op")
+    if not ((kind == int(EventKind.SYNC)) & (op == int(SyncKind.PARALLEL_BEGIN))).any():
+        pytest.skip("the recorder writes no parallel-begin (fork) events yet: FORMAT.md SYNC op 5/6")
+    assert check_races(log, CheckOptions()) == []
