@@ -43,6 +43,7 @@ demo: ## compile, record and analyze a program with a mapping bug (seed 000 Fig.
 
 bench: ## run the benchmarks; prints a table and writes bench/results.json
 	$(PY) bench/run.py
+	$(PY) bench/sharded.py --json bench/sharded.json
 
 clean: ## remove build products and logs
 	rm -rf build *.egg-info tracer/native/build .pytest_cache examples/out

@@ -8,7 +8,7 @@ boundary blocks into both neighbours' halos, then all ranks fence. Planted races
 - line 32: rank R*2/3 puts into its right neighbour's interior while that rank stores there;
 - line 33: rank R-24 reuses its send buffer before the fence completes its Put (origin buffer).
 
-    .venv/bin/python bench/sharded.py [--ranks 1024] [--iters 8] [--blocks 16] [--workers 1,2] [--json out]
+    .venv/bin/python bench/sharded.py [--ranks 1024] [--iters 8] [--blocks 64] [--workers 1,2] [--json out]
 
 Prints one row per worker count (wall time of `trace analyze <split dir> --check rma
 --format json`, the speed-up over one worker) and checks the reports are byte-identical.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ranks", type=int, default=1024)
     ap.add_argument("--iters", type=int, default=8)
-    ap.add_argument("--blocks", type=int, default=16, help="interior blocks stored/loaded per rank and iteration")
+    ap.add_argument("--blocks", type=int, default=64, help="interior blocks stored/loaded per rank and iteration")
     ap.add_argument("--workers", default="1,2", help="comma-separated worker counts (1 = one process, serial)")
     ap.add_argument("--json", type=Path, help="write the numbers here")
     args = ap.parse_args(argv)
@@ -114,14 +115,16 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         row["speedup"] = round(base / row["seconds"], 2) if row["seconds"] else None
     findings = json.loads(next(iter(reports)))["summary"]["findings"]
+    load = os.getloadavg()[0]
     print(f"sharded trace analyze --check rma: {args.ranks} ranks, {events} events, {findings} findings, "
-          f"reports identical: {len(reports) == 1}")
+          f"reports identical: {len(reports) == 1} ({os.cpu_count()} cores, load average {load:.1f})")
     print(f"{'workers':>8} {'seconds':>9} {'speed-up':>9}")
     for row in rows:
         print(f"{row['workers']:>8} {row['seconds']:>9.2f} {row['speedup']:>9.2f}")
     if args.json:
         args.json.write_text(json.dumps({"ranks": args.ranks, "events": events, "findings": findings,
-                                         "identical": len(reports) == 1, "runs": rows}, indent=1) + "\n")
+                                         "identical": len(reports) == 1, "cores": os.cpu_count(),
+                                         "load_average": round(load, 2), "runs": rows}, indent=1) + "\n")
     return 0 if len(reports) == 1 else 1
 
 

@@ -52,6 +52,7 @@ from .shuffle import (
 
 MAX_PARTITION_ROWS = 4_000_000      # routed rows per partition task (one rank may exceed it alone)
 PARTITIONS_PER_WORKER = 4           # enough tasks to balance uneven shards
+MAP_TASKS_PER_WORKER = 8
 # phase name, total items -> called with the number of shards (or sources) each finished task covers
 Progress = Callable[[str, int], Callable[[int], None]]
 
@@ -234,12 +235,21 @@ def analyze_sharded(path: str | os.PathLike, checks: list[str], options: CheckOp
                           unavailable=[c for c in checks if c not in available], findings=merge_findings(found))
 
 
+def map_sources(sources: list[Source], families: frozenset[int], scratch: str) -> list[MapResult]:
+    """Several sources in one task (one at a time: memory stays that of one source)."""
+    return [map_source(s, families, scratch) for s in sources]
+
+
 def _map(executor: Executor, sources: list[Source], families: frozenset[int], work: Path,
          progress: Progress | None, tag: str = "") -> list[MapResult]:
     if not families:
         return []
     out = work / f"map{tag}"
     out.mkdir()
+    # a few tasks per worker: thousands of small rank files would cost a round trip each
+    per_task = max(1, len(sources) // (executor.workers * MAP_TASKS_PER_WORKER))
+    chunks = [sources[i:i + per_task] for i in range(0, len(sources), per_task)]
     advance = progress("reading", len(sources)) if progress else None
-    return executor.run(map_source, [(s, families, str(out)) for s in sources],
-                        on_done=(lambda _i: advance(1)) if advance else None)
+    done = executor.run(map_sources, [(c, families, str(out)) for c in chunks],
+                        on_done=(lambda i: advance(len(chunks[i]))) if advance else None)
+    return [m for chunk in done for m in chunk]
