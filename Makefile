@@ -25,8 +25,7 @@ venv: ## create .venv/ and install quiver with its test extras
 	$(PY) -m ipykernel install --user --name python3 >/dev/null 2>&1 || true
 
 native: ## build the native tracer libraries
-	$(PY) -c "from quiver.tracer import native; print('tracer built in', native.ensure_built())" 2>/dev/null \
-	  || echo "native tracer not built (quiver.tracer.native not available yet)"
+	$(PY) -c "from quiver.tracer import native; print('tracer built in', native.ensure_built())"
 
 test: ## run the whole test suite (real clang/libomp programs and MPI ranks)
 	$(VENV)/bin/pytest -q -p no:cacheprovider
