@@ -33,13 +33,20 @@ typedef struct qv_ranges {
   uintptr_t r[]; /* lo0 hi0 lo1 hi1 ... sorted, disjoint */
 } qv_ranges;
 
+/* Arrays are recycled round-robin and never unmapped: a reader still searching an array that
+ * is being rebuilt (descheduled through QV_RING updates) gets a wrong answer for one access,
+ * never a fault, and a program mapping in a loop does not leak a mapping per update. */
+#define QV_RING 16
+
 typedef struct qv_rangeset {
   qv_ranges *_Atomic cur;
   pthread_mutex_t mu;
+  qv_ranges *ring[QV_RING];
+  int next;
 } qv_rangeset;
 
-static qv_rangeset g_host = {NULL, PTHREAD_MUTEX_INITIALIZER}; /* mapped host memory */
-static qv_rangeset g_dev = {NULL, PTHREAD_MUTEX_INITIALIZER};  /* live device copies */
+static qv_rangeset g_host = {.cur = NULL, .mu = PTHREAD_MUTEX_INITIALIZER}; /* mapped host memory */
+static qv_rangeset g_dev = {.cur = NULL, .mu = PTHREAD_MUTEX_INITIALIZER};  /* live device copies */
 
 static inline int in_ranges(qv_rangeset *set, uintptr_t a, uintptr_t n) {
   const qv_ranges *R = atomic_load_explicit(&set->cur, memory_order_acquire);
@@ -50,6 +57,21 @@ static inline int in_ranges(qv_rangeset *set, uintptr_t a, uintptr_t n) {
     if (R->r[2 * m + 1] <= a) lo = m + 1; else hi = m;
   }
   return lo < R->n && R->r[2 * lo] < a + n;
+}
+
+static qv_ranges *ranges_alloc(size_t cap);
+
+/* The next array to rebuild (never the published one); called with set->mu held. */
+static qv_ranges *ranges_slot(qv_rangeset *set, size_t need) {
+  qv_ranges **slot = &set->ring[set->next];
+  set->next = (set->next + 1) % QV_RING;
+  if (!*slot || (*slot)->cap < need) {
+    qv_ranges *R = ranges_alloc(need < 64 ? 64 : 2 * need); /* a too-small old array is left mapped */
+    if (!R) return NULL;
+    *slot = R;
+  }
+  (*slot)->n = 0;
+  return *slot;
 }
 
 static qv_ranges *ranges_alloc(size_t cap) {
@@ -72,7 +94,7 @@ static void ranges_push(qv_ranges *R, uintptr_t lo, uintptr_t hi) {
   R->n++;
 }
 
-/* Publish a new array; old arrays are never unmapped (readers may hold them), they are small. */
+/* Publish a rebuilt array. */
 static void ranges_publish(qv_rangeset *set, qv_ranges *R) {
   if (R->n) {
     R->min = R->r[0];
@@ -86,7 +108,7 @@ static void ranges_add(qv_rangeset *set, uintptr_t lo, uintptr_t hi) {
   pthread_mutex_lock(&set->mu);
   qv_ranges *old = atomic_load(&set->cur);
   size_t n = old ? old->n : 0;
-  qv_ranges *R = ranges_alloc(n + 1 < 64 ? 64 : 2 * (n + 1));
+  qv_ranges *R = ranges_slot(set, n + 1);
   if (R) {
     int done = 0;
     for (size_t i = 0; i < n; i++) {
@@ -108,7 +130,7 @@ static void ranges_remove(qv_rangeset *set, uintptr_t lo, uintptr_t hi) {
   if (!cur || hi <= cur->min || lo >= cur->max) return;
   pthread_mutex_lock(&set->mu);
   qv_ranges *old = atomic_load(&set->cur);
-  qv_ranges *R = ranges_alloc(old->n + 2);
+  qv_ranges *R = ranges_slot(set, old->n + 2);
   if (R) {
     for (size_t i = 0; i < old->n; i++) {
       uintptr_t a = old->r[2 * i], b = old->r[2 * i + 1];

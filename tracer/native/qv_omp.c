@@ -84,16 +84,27 @@ static int has_dep(int64_t task) {
 static struct { uintptr_t dev, host, size; } g_devmap[QV_DEVMAP];
 static pthread_mutex_t g_devmap_mu = PTHREAD_MUTEX_INITIALIZER;
 
+#define QV_TOMB ((uintptr_t)-1)
+
 static void devmap_put(uintptr_t dev, uintptr_t host, uintptr_t size) {
   pthread_mutex_lock(&g_devmap_mu);
-  size_t h = (dev >> 4) % QV_DEVMAP;
+  size_t h = (dev >> 4) % QV_DEVMAP, free_slot = QV_DEVMAP;
   for (size_t i = 0; i < QV_DEVMAP; i++, h = (h + 1) % QV_DEVMAP) {
-    if (!g_devmap[h].dev || g_devmap[h].dev == dev) {
-      g_devmap[h].dev = dev;
-      g_devmap[h].host = host;
-      g_devmap[h].size = size;
+    uintptr_t d = g_devmap[h].dev;
+    if (d == dev) { /* already there: update */
+      free_slot = h;
       break;
     }
+    if (d == QV_TOMB && free_slot == QV_DEVMAP) free_slot = h; /* reuse the first tombstone */
+    if (!d) {
+      if (free_slot == QV_DEVMAP) free_slot = h;
+      break;
+    }
+  }
+  if (free_slot != QV_DEVMAP) {
+    g_devmap[free_slot].dev = dev;
+    g_devmap[free_slot].host = host;
+    g_devmap[free_slot].size = size;
   }
   pthread_mutex_unlock(&g_devmap_mu);
 }
@@ -106,8 +117,8 @@ static int devmap_take(uintptr_t dev, uintptr_t *host, uintptr_t *size) {
     if (g_devmap[h].dev == dev) {
       *host = g_devmap[h].host;
       *size = g_devmap[h].size;
-      /* keep the probe chain intact: mark as a tombstone that matches nothing */
-      g_devmap[h].dev = (uintptr_t)-1;
+      /* keep the probe chain intact: a tombstone, reused by the next put */
+      g_devmap[h].dev = QV_TOMB;
       found = 1;
       break;
     }
@@ -308,7 +319,7 @@ static int in_any_devmap(uintptr_t dev) {
   int found = 0;
   pthread_mutex_lock(&g_devmap_mu);
   for (size_t i = 0; i < QV_DEVMAP && !found; i++)
-    if (g_devmap[i].dev && g_devmap[i].dev != (uintptr_t)-1 && g_devmap[i].dev <= dev &&
+    if (g_devmap[i].dev && g_devmap[i].dev != QV_TOMB && g_devmap[i].dev <= dev &&
         dev < g_devmap[i].dev + g_devmap[i].size)
       found = 1;
   pthread_mutex_unlock(&g_devmap_mu);
