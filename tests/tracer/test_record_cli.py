@@ -173,3 +173,14 @@ def test_recorded_seed_listing_is_diagnosed_end_to_end(record_c, trace_cli_run):
     assert report.returncode == 1, report.stderr
     first = next(line for line in report.stdout.splitlines() if line.startswith("==quiver=="))
     assert "use-of-uninitialized-memory" in first and "seed000_fig1_alloc.c:13" in first
+
+
+def test_mapping_in_a_loop_keeps_every_host_address(record_c):
+    run = record_c("omp/map_loop.c")
+    assert run.stdout == f"{sum(k + 1 for k in range(5000))}\n"
+    t = run.open()
+    deletes = t.data_ops.filter(pl.col("op") == "delete")
+    assert deletes.height == 5000 and (deletes["host_addr"] == 0).sum() == 0
+    assert (deletes["variable"] == "b").all()
+    host_reads = t.accesses.filter((pl.col("side") == "host") & (pl.col("line") == 12))
+    assert host_reads.height == 5000  # s += b[1]: each block is tracked while mapped, forgotten at free
