@@ -308,9 +308,9 @@ def _windows(cl, clk_keys, clk_rows, en, lv_en, ctr, win, ckey, rk, di, ndev):
                     _set_window(win, nwin, en, best, olo, ohi)
                     nwin += 1
             i += 1
-    else:
-        for e in range(ctr[C_NENT]):
-            if en[e, EN_RELEASE] < 0 and en[e, EN_RANK] == rk and en[e, EN_DI] == di and nwin < win.shape[0]:
+    else:   # no clause events: every live CV of (rank, device), in creation order
+        for e in np.sort(lv_en[:n_live]):
+            if en[e, EN_RANK] == rk and en[e, EN_DI] == di and nwin < win.shape[0]:
                 olo = np.int64(-1)
                 ohi = np.int64(-1)
                 if en[e, EN_CLAUSE] >= 0:
