@@ -11,7 +11,9 @@ boundary blocks into both neighbours' halos, then all ranks fence. Planted races
     .venv/bin/python bench/sharded.py [--ranks 1024] [--iters 8] [--blocks 64] [--workers 1,2] [--json out]
 
 Prints one row per worker count (wall time of `trace analyze <split dir> --check rma
---format json`, the speed-up over one worker) and checks the reports are byte-identical.
+--format json`, the speed-up over one worker, CPU seconds of all its processes) and checks the
+reports are byte-identical. The load average is printed too: on a shared machine whose cores are
+busy, more workers cannot be faster.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -79,17 +82,21 @@ def halo_builder(ranks: int = 1024, iters: int = 3, blocks: int = 4) -> LogBuild
     return b
 
 
-def _analyze(log: Path, workers: int) -> tuple[float, str]:
+def _analyze(log: Path, workers: int) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (all processes) and the JSON report of one `trace analyze`."""
     trace = str(Path(sys.executable).with_name("trace"))
     cmd = [trace, "analyze", str(log), "--check", "rma", "--format", "json", "--no-progress"]
     if workers > 1:
         cmd += ["--workers", str(workers)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     run = subprocess.run(cmd, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if run.returncode not in (0, 1):
         raise SystemExit(f"trace analyze failed: {run.stderr.strip()}")
-    return elapsed, run.stdout
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu, run.stdout
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,9 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         events = len(b.columns()["kind"])
         rows, reports = [], set()
         for w in counts:
-            elapsed, out = _analyze(log, w)
+            elapsed, cpu, out = _analyze(log, w)
             reports.add(out)
-            rows.append({"workers": w, "seconds": round(elapsed, 3)})
+            rows.append({"workers": w, "seconds": round(elapsed, 3), "cpu_seconds": round(cpu, 3)})
     base = rows[0]["seconds"]
     for row in rows:
         row["speedup"] = round(base / row["seconds"], 2) if row["seconds"] else None
@@ -118,9 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()[0]
     print(f"sharded trace analyze --check rma: {args.ranks} ranks, {events} events, {findings} findings, "
           f"reports identical: {len(reports) == 1} ({os.cpu_count()} cores, load average {load:.1f})")
-    print(f"{'workers':>8} {'seconds':>9} {'speed-up':>9}")
+    print(f"{'workers':>8} {'seconds':>9} {'speed-up':>9} {'cpu s':>7}")
     for row in rows:
-        print(f"{row['workers']:>8} {row['seconds']:>9.2f} {row['speedup']:>9.2f}")
+        print(f"{row['workers']:>8} {row['seconds']:>9.2f} {row['speedup']:>9.2f} {row['cpu_seconds']:>7.2f}")
     if args.json:
         args.json.write_text(json.dumps({"ranks": args.ranks, "events": events, "findings": findings,
                                          "identical": len(reports) == 1, "cores": os.cpu_count(),

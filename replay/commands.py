@@ -51,7 +51,7 @@ CHECK_HELP = "checkers to run, comma-separated or repeated: " + ", ".join(CHECKE
 
 
 def analyze(
-    log: Annotated[Path, typer.Argument(help="event log written by `trace record`")],
+    log: Annotated[Path, typer.Argument(help="event log written by `trace record` (or a split-log directory)")],
     fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="report format")] = ReportFormat.text,
     check: Annotated[list[str] | None, typer.Option("--check", "-c", help=CHECK_HELP)] = None,
     max_schedules: Annotated[int, typer.Option("--max-schedules", min=1,
@@ -69,8 +69,7 @@ def analyze(
 ) -> int:
     """Find data-mapping issues, nowait races and MPI-RMA races in a log; print a report with fixes.
 
-    LOG is a log file or a split-log directory (`trace record --split`). With --workers or --dask
-    the run is checked shard by shard in parallel (docs/distributed.md); the report is identical.
+    LOG is a log file or a split-log directory (`trace record --split`). With --workers or --dask the run is checked shard by shard in parallel (docs/distributed.md); the report is identical.
 
     Exit status: 0 clean, 1 findings, 2 unusable input.
     """
