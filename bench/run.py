@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(settings.workdir / "out", ignore_errors=True)
     err = Console(stderr=True)
     results: dict[str, Any] = {
-        "settings": {"quick": quick, "repeat": a.repeat, "tools": settings.tools, "tool_timeout_s": a.tool_timeout,
+        "settings": {"quick": quick, "repeat": a.repeat, "tools": settings.tools, "full": settings.full, "tool_timeout_s": a.tool_timeout,
                      "kernels": [k.name for k in a.kernel_list]},
         "machine": machine(), "kernels": [], "errors": [],
     }

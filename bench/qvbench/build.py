@@ -88,10 +88,11 @@ def _commands(kernel: Kernel, variant: str, exe: Path) -> tuple[list[list[str]],
         "native": ([[CLANG, "-O2", *OFFLOAD, src, "-o", str(exe), *libm]], ""),
         "recorded": ([[TRACE, "cc", "-O2", src, "-o", str(exe), *libm]], ""),
         # The static ASan runtime cannot go into the device image (a DSO): instrument both sides,
-        # link the shared runtime into the host program, and the device image resolves against it.
+        # link the shared runtime into the host program (first, so it comes first in the initial
+        # library list), and the device image resolves against it.
         "asan": ([[CLANG, "-O2", "-g", *OFFLOAD, "-fsanitize=address", "-c", src, "-o", obj],
-                  [CLANG, *OFFLOAD, obj, "-o", str(exe), *libm, "-Wl,--no-as-needed",
-                   f"{SANITIZER_RT}/libclang_rt.asan-x86_64.so", rt_rpath]],
+                  [CLANG, *OFFLOAD, "-Wl,--no-as-needed", f"{SANITIZER_RT}/libclang_rt.asan-x86_64.so",
+                   "-Wl,--as-needed", obj, "-o", str(exe), *libm, rt_rpath]],
                  "offload build, shared ASan runtime"),
         "tsan": ([[CLANG, "-O2", "-g", *OFFLOAD, "-fsanitize=thread", "-shared-libsan", rt_rpath, src, "-o",
                    str(exe), *libm]], "offload build, shared TSan runtime; libomp not instrumented"),

@@ -77,7 +77,10 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
 
 def render(results: dict[str, Any], console: Console) -> None:
     tools_size = "reduced" if not results["settings"]["quick"] else "quick"
-    table = Table(title=f"quiver bench ({'quick' if results['settings']['quick'] else 'full'} sizes, "
+    scope = "quick" if results["settings"]["quick"] else "full"
+    if not results["settings"].get("full", True):
+        scope = "tool comparison only, reduced"
+    table = Table(title=f"quiver bench ({scope} sizes, "
                         f"median of {results['settings']['repeat']}, native and recorded alternated)",
                   title_justify="left", show_lines=False)
     for name, justify in [("kernel", "left"), ("args", "left"), ("native s", "right"), ("record s", "right"),
@@ -111,7 +114,8 @@ def render(results: dict[str, Any], console: Console) -> None:
                       "–/–/" + _f(a["peak_rss_mib"] if a else None, "{:.0f}"), *[""] * len(TOOL_COLUMNS))
     console.print(table)
     s = results["summary"]
-    lines = [(f"ʳ slowdown vs native at the {tools_size} tool sizes (native re-measured there, alternated); "
+    sizes = ", ".join(f"{k['name']} {' '.join(k['tools']['args'])}" for k in results["kernels"] if k.get("tools"))
+    lines = [(f"ʳ slowdown vs native at the {tools_size} tool sizes ({sizes}; native re-measured there, alternated); "
               "Mev/s = log events per second of `trace analyze` wall time (process start, JIT and report "
               "included); peak = largest single process (one rank under mpiexec).")]
     for note, mark in marks.items():
