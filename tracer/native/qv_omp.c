@@ -481,17 +481,19 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
       }
     }
     if (dev >= 0 && t->dev < 0) { /* a worker joins a parallel region inside a kernel */
-      uintptr_t top = 0;
-      pthread_attr_t attr;
-      void *addr;
-      size_t size;
-      t->in_tool++;
-      if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-        if (pthread_attr_getstack(&attr, &addr, &size) == 0) top = (uintptr_t)addr + size;
-        pthread_attr_destroy(&attr);
+      if (!t->stk_top) { /* its whole stack is the kernel's: cached once per thread */
+        pthread_attr_t attr;
+        void *addr;
+        size_t size;
+        t->in_tool++;
+        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+          if (pthread_attr_getstack(&attr, &addr, &size) == 0) t->stk_top = (uintptr_t)addr + size;
+          pthread_attr_destroy(&attr);
+        }
+        t->in_tool--;
+        if (!t->stk_top) t->stk_top = (uintptr_t)__builtin_frame_address(0) + 4096;
       }
-      t->in_tool--;
-      qv_device_enter(t, dev, construct, top ? top : (uintptr_t)__builtin_frame_address(0) + 4096);
+      qv_device_enter(t, dev, construct, t->stk_top);
     } else if (dev < 0 && t->dev >= 0) {
       qv_device_leave(t);
     }

@@ -55,6 +55,7 @@ typedef struct qv_tls {
   int64_t construct;      /* construct instance id of the kernel (device side) */
   uintptr_t stk_lo, stk_hi;   /* own kernel stack while on the device side: accesses dropped */
   uintptr_t stk_base_lo;  /* lowest address of this thread's stack (cached) */
+  uintptr_t stk_top;      /* highest address of this thread's stack (cached, workers) */
   uint64_t run_seq;
   qv_run runs[QV_RUN_SLOTS];
   int slot_idx;           /* index in the global kernel-stack table, -1 = none */
