@@ -6,7 +6,9 @@ other target tasks; any unordered conflicting pair makes the outcome depend on t
 copy (CV): host and kernel accesses, and copies, which read one side and write the other;
 allocating or releasing a device copy counts as a write of it. Device bytes are keyed by the lifetime
 of their copy (``device_copies``): the runtime reuses device addresses, and accesses to two copies
-that happened to share an address do not conflict.
+that happened to share an address do not conflict. A kernel access outside every device copy (a
+``nowait`` region that ran after its data was unmapped reaches the host memory itself when the
+device is the host) is an access to the host bytes at that address.
 
 Only pairs with at least one side in a deferred target task are reported: host threads' own
 synchronisation (locks, critical, parallel fork) is not in the log, and host-only races are
@@ -29,7 +31,7 @@ from .device_copies import device_copies, space_key
 from .findings import Finding, FindingKind, Related, merge_findings
 from .happens_before import HappensBefore, build_happens_before
 from .registry import CheckOptions
-from .tasks import TaskModel, build_task_model
+from .tasks import TaskModel, build_task_model, has_async_target_work
 
 PAIR_KEY = types.UniTuple(types.int64, 4)  # (space, site, site, variable)
 COLUMNS = ("kind", "rank", "thread", "device", "loc", "addr", "addr2", "size", "id", "id2", "op", "name", "aux",
@@ -160,6 +162,10 @@ def _sweep(space, lo, hi, write, atomic, seg, ctx, target, loc, var, vc, seg_cha
             overlap = min(hi[a], hi[i]) - lo[i]
             if key in index:
                 f = index[key]
+                # show the pair with the most writes (a kernel's write rather than its read)
+                if int(write[a]) + int(write[i]) > int(write[first_a[f]]) + int(write[first_b[f]]):
+                    first_a[f] = a
+                    first_b[f] = i
             else:
                 if nf == cap:
                     cap *= 2
@@ -223,8 +229,12 @@ def find_races(cols: dict[str, np.ndarray], hb: HappensBefore):
     tm = hb.tasks
     recs = access_records(cols)
     # a device byte is the same copy only within one lifetime (device addresses are reused)
+    # a device access outside every copy touched the memory at that address directly (host offloading)
     life = device_copies(cols)
-    recs["space"] = (recs["space"] << 32) | (life.of(recs) + 1)
+    li = life.of(recs)
+    direct = recs["device_part"] & (li < 0) & (cols["kind"][recs["row"]] == int(EventKind.ACCESS))
+    recs["space"][direct] = space_key(cols["rank"][recs["row"][direct]], np.full(int(direct.sum()), -1))
+    recs["space"] = (recs["space"] << 32) | (li + 1)
     seg = hb.seg[recs["row"]]
     ctx = tm.ctx[recs["row"]]
     target_ctx = tm.target_ctx
@@ -342,6 +352,8 @@ def load_columns(log: EventLog) -> dict[str, np.ndarray]:
 
 def check_races(log: EventLog, options: CheckOptions) -> list[Finding]:
     """Unordered conflicting operations around deferred (`nowait`) target tasks."""
+    if not has_async_target_work(log):
+        return []
     cols = load_columns(log)
     tm = build_task_model(log, cols)
     if not tm.target_ctx.any():

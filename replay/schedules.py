@@ -27,7 +27,7 @@ from .mapping_events import Detection, control_events_from_columns
 from .por import enumerate_schedules, restrict, substitute, synchronisation_windows
 from .registry import CheckOptions
 from .schedule_model import ScheduleModel, build_schedule_model
-from .tasks import build_task_model
+from .tasks import build_task_model, has_async_target_work
 from .vsm import VsmSession, run_vsm
 
 
@@ -244,6 +244,8 @@ def schedule_findings(log: EventLog, columns: dict[str, np.ndarray], ex: Explora
 
 def check_schedules(log: EventLog, options: CheckOptions) -> list[Finding]:
     """Mapping issues that only some schedules of the `nowait` target tasks show."""
+    if not has_async_target_work(log):
+        return []
     columns = log.columns()
     tm = build_task_model(log, columns)
     if not tm.target_ctx.any():

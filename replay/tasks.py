@@ -160,6 +160,24 @@ def _constructs(cols: dict[str, np.ndarray], task_keys: np.ndarray) -> Construct
                       loc=cols["loc"][rows].astype(np.int32), device=cols["device"][rows].astype(np.int32))
 
 
+def has_async_target_work(log: EventLog) -> bool:
+    """Whether the log holds any `nowait` construct or deferred target task (a cheap projected scan).
+
+    Logs without one (plain offloading, MPI-only runs) have nothing for the race and schedule
+    checkers, which would otherwise load every column of the log.
+    """
+    nowait, target_task, undeferred = int(ConstructFlag.NOWAIT), int(TaskFlag.TARGET), int(TaskFlag.UNDEFERRED)
+    for batch in log.batches(["kind", "op", "aux"]):
+        kind = batch["kind"]
+        begins = kind == int(EventKind.CONSTRUCT_BEGIN)
+        if np.any(begins & ((batch["aux"] & nowait) != 0)):
+            return True
+        creates = kind == int(EventKind.TASK_CREATE)
+        if np.any(creates & ((batch["op"] & target_task) != 0) & ((batch["op"] & undeferred) == 0)):
+            return True
+    return False
+
+
 def build_task_model(log: EventLog, cols: dict[str, np.ndarray] | None = None) -> TaskModel:
     """Attribute every event of ``log`` to an execution context (vectorised + one numba pass)."""
     if cols is None:
