@@ -97,6 +97,26 @@ class DeviceCopies:
                                    self.hi, self.alloc, self.end, int((self.hi - self.lo).max()))
         return out
 
+    def direct_edges(self, recs: dict[str, np.ndarray], li: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Keep device accesses that bypassed every copy outside the lifetimes of copies of those bytes.
+
+        A kernel that touched host bytes directly (with host offloading: the process's memory, e.g. a
+        ``nowait`` region that ran after its data was unmapped) did so because no copy was present;
+        in every schedule it stays before the allocation or after the release of such a copy.
+        """
+        direct = np.flatnonzero(recs["device_part"] & (li < 0))
+        if not len(direct) or not len(self):
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        o = np.lexsort((self.host, self.space))
+        h_hi = (self.host + (self.hi - self.lo))[o]
+        r, j = _mirrors(recs["space"][direct], recs["lo"][direct], self.space[o], self.host[o], h_hi,
+                        int((self.hi - self.lo).max()))
+        rows, lt = recs["row"][direct[r]], o[j]
+        after = (self.release[lt] >= 0) & (rows > self.release[lt])
+        before = rows < self.alloc[lt]
+        return (np.concatenate([self.release[lt][after], rows[before]]),
+                np.concatenate([rows[after], self.alloc[lt][before]]))
+
     def present_edges(self) -> tuple[np.ndarray, np.ndarray]:
         """Release of a device copy -> the next allocation over the same host bytes on that device."""
         if not len(self):
@@ -109,6 +129,39 @@ class DeviceCopies:
         rel = self.release[o][prev[ok]]
         has = rel >= 0
         return rel[has], self.alloc[o][ok][has]
+
+
+@njit(cache=True)
+def _mirrors(space, addr, l_space, l_host, l_host_hi, max_size):
+    """(record, lifetime) pairs: a record's address lies in the host bytes a lifetime mirrors.
+
+    Lifetimes sorted by (space, host).
+    """
+    cap = 64
+    out_r = np.empty(cap, np.int64)
+    out_l = np.empty(cap, np.int64)
+    n = 0
+    nl = len(l_space)
+    for i in range(len(space)):
+        a, b = 0, nl
+        while a < b:
+            mid = (a + b) // 2
+            if l_space[mid] < space[i] or (l_space[mid] == space[i] and l_host[mid] <= addr[i]):
+                a = mid + 1
+            else:
+                b = mid
+        j = a - 1
+        while j >= 0 and l_space[j] == space[i] and l_host[j] > addr[i] - max_size:
+            if addr[i] < l_host_hi[j]:
+                if n == cap:
+                    cap *= 2
+                    out_r = np.concatenate((out_r, np.empty(cap - n, np.int64)))
+                    out_l = np.concatenate((out_l, np.empty(cap - n, np.int64)))
+                out_r[n] = i
+                out_l[n] = j
+                n += 1
+            j -= 1
+    return out_r[:n], out_l[:n]
 
 
 def device_copies(cols: dict[str, np.ndarray]) -> DeviceCopies:

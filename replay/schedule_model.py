@@ -269,8 +269,9 @@ def build_schedule_model(cols: dict[str, np.ndarray], hb: HappensBefore) -> Sche
     used = li >= 0
     rel = life.release[li[used]]
     prev_src, prev_dst = life.present_edges()
-    src = np.concatenate([hb.edges_src, life.alloc[li[used]], recs["row"][used][rel >= 0], prev_src])
-    dst = np.concatenate([hb.edges_dst, recs["row"][used], rel[rel >= 0], prev_dst])
+    direct_src, direct_dst = life.direct_edges(recs, li)
+    src = np.concatenate([hb.edges_src, life.alloc[li[used]], recs["row"][used][rel >= 0], prev_src, direct_src])
+    dst = np.concatenate([hb.edges_dst, recs["row"][used], rel[rel >= 0], prev_dst, direct_dst])
     us, ud = unit_of_row[src], unit_of_row[dst]
     lo = np.zeros(k, dtype=np.int64)
     hi = np.full(k, nb, dtype=np.int64)
@@ -290,8 +291,8 @@ def build_schedule_model(cols: dict[str, np.ndarray], hb: HappensBefore) -> Sche
     f_lo = recs["lo"].copy()
     f_lo[used] = life.host[li[used]] + (recs["lo"][used] - life.lo[li[used]])
     f_hi = f_lo + (recs["hi"] - recs["lo"])
-    keep = ~dev | used
     kinds = cols["kind"][recs["row"]]
+    keep = ~dev | used | (kinds == int(EventKind.ACCESS))   # an access outside every copy: those host bytes
     f_mod = recs["write"] | (kinds == int(EventKind.DATA_OP))
     allocs = np.flatnonzero(cols["kind"] == int(EventKind.ALLOC))
     f_row = np.r_[recs["row"][keep], allocs]

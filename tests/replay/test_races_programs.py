@@ -64,3 +64,12 @@ def test_worker_thread_launching_nowait_work(record_c):
     if not ((kind == int(EventKind.SYNC)) & (op == int(SyncKind.PARALLEL_BEGIN))).any():
         pytest.skip("the recorder writes no parallel-begin (fork) events yet: FORMAT.md SYNC op 5/6")
     assert check_races(log, CheckOptions()) == []
+
+
+def test_update_inside_a_data_region(record_c):
+    """Whether the kernel ran inside the region (device copy) or after it (the host memory itself,
+    its data unmapped), the update at line 12 and the kernel's write at line 11 are unordered."""
+    found = races(record_c, "update_in_data_region.c")
+    pairs = {(f.variable, f.access.line, f.related[0].site.line) for f in found}
+    assert ("a", 12, 11) in pairs
+    assert {f.variable for f in found} == {"a"}
