@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from quiver.formats import EventLog, LogSet, open_logs, read_log, write_log
+from quiver.formats import EventKind, EventLog, LogSet, open_logs, read_log, write_log
 
 from .executors import Executor, SerialExecutor
 from .findings import Finding, merge_findings
@@ -145,6 +145,16 @@ def _split_tables(logs: LogSet) -> tuple[list[Source], list[str], list[tuple], i
     return sources, list(strings), list(locations), events
 
 
+def _has_rma_events(logs: LogSet) -> bool:
+    """Any RMA call in the run? (reads only the ``kind`` column) Saves shuffling an OpenMP log's
+    accesses for a checker that would find nothing."""
+    for path in logs.files:
+        log = read_log(path)
+        if any((log.batch(i, ["kind"])["kind"] == EventKind.RMA).any() for i in range(log.num_batches)):
+            return True
+    return False
+
+
 def _file_sources(log: EventLog, workers: int) -> list[Source]:
     """Runs of record batches of one file, about two per worker."""
     n = max(log.num_batches, 1)
@@ -185,7 +195,7 @@ def analyze_sharded(path: str | os.PathLike, checks: list[str], options: CheckOp
     available = available_checkers()
     names = [c for c in checks if c in available]
     omp = tuple(c for c in names if c != "rma")
-    want_rma = "rma" in names
+    want_rma = "rma" in names and _has_rma_events(logs)
     if scratch is None and getattr(executor, "shared_filesystem_needed", False):
         scratch = Path(path).resolve().parent          # remote workers must see it too
     work = Path(tempfile.mkdtemp(prefix="quiver-shards-", dir=scratch))
