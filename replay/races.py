@@ -126,7 +126,7 @@ def _merge_ranges(space, lo, hi, write, atomic, seg, loc, var, row, order):
 
 
 @njit(cache=True)
-def _sweep(space, lo, hi, write, atomic, seg, ctx, target, loc, var, vc, seg_chain, seg_idx):
+def _sweep(space, lo, hi, write, atomic, seg, ctx, target, loc, var, vc, seg_chain, seg_idx, weight):
     """Pairs of overlapping, conflicting, unordered ranges (records sorted by space, lo)."""
     n = len(space)
     active = np.empty(n, dtype=np.int64)
@@ -162,8 +162,8 @@ def _sweep(space, lo, hi, write, atomic, seg, ctx, target, loc, var, vc, seg_cha
             overlap = min(hi[a], hi[i]) - lo[i]
             if key in index:
                 f = index[key]
-                # show the pair with the most writes (a kernel's write rather than its read)
-                if int(write[a]) + int(write[i]) > int(write[first_a[f]]) + int(write[first_b[f]]):
+                # show the most telling pair: writes and copies before reads, allocations last
+                if weight[a] + weight[i] > weight[first_a[f]] + weight[first_b[f]]:
                     first_a[f] = a
                     first_b[f] = i
             else:
@@ -263,8 +263,15 @@ def find_races(cols: dict[str, np.ndarray], hb: HappensBefore):
     a, b, nbytes, count = _sweep(merged["space"], merged["lo"], merged["hi"], merged["write"], merged["atomic"],
                                  merged["seg"].astype(np.int64), merged["ctx"].astype(np.int64),
                                  target_ctx[merged["ctx"]], merged["loc"], merged["var"], hb.vc,
-                                 hb.seg_chain, hb.seg_idx)
+                                 hb.seg_chain, hb.seg_idx, _weight(cols, merged))
     return merged, a, b, nbytes, count
+
+
+def _weight(cols: dict[str, np.ndarray], recs: dict[str, np.ndarray]) -> np.ndarray:
+    """How telling a record is as one side of a reported race: 2 write, 1 read, 0 allocate/release."""
+    kind, op = cols["kind"][recs["row"]], cols["op"][recs["row"]]
+    life = (kind == int(EventKind.DATA_OP)) & ~np.isin(op, [int(DataOpKind.TRANSFER_TO), int(DataOpKind.TRANSFER_FROM)])
+    return np.where(life, 0, 1 + recs["write"].astype(np.int64))
 
 
 def _order_key(tm: TaskModel, ctx: int, row: int) -> int:
