@@ -130,7 +130,7 @@ def test_default_output_sits_next_to_the_log(saxpy_log):
 
 
 def test_split_log_directory_exports_every_rank(tmp_path):
-    from conftest import saxpy_tofrom_log
+    from explore_logs import saxpy_tofrom_log
     from quiver.formats import LogBuilder, MpiSyncKind
     from quiver.formats.logset import rank_file_name, write_manifest
 

@@ -72,7 +72,7 @@ def test_tofrom_written_only_on_device_wastes_the_copy_in(saxpy_log):
 
 
 def test_nothing_when_the_kernel_reads_what_was_copied(tmp_path):
-    from conftest import saxpy_tofrom_log
+    from explore_logs import saxpy_tofrom_log
     log = read_log(saxpy_tofrom_log(tmp_path / "s.arrow", kernel_reads_a=True))
     assert check_redundant_transfers(log, CheckOptions()) == []
     waste = transfer_waste(log)

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from mpi_programs import Program, all_programs
+from mpi_programs import TRACE, Program, all_programs
 
-TRACE = str(Path(sys.executable).with_name("trace"))
 HAVE_MPI = shutil.which("mpicc.mpich") is not None and shutil.which("mpiexec.mpich") is not None
 HAVE_CLANG = shutil.which("clang-19") is not None
 

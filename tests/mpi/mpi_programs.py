@@ -7,10 +7,13 @@ second its related "other-access".
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "programs" / "mpi"
+
+TRACE = str(Path(sys.executable).with_name("trace"))
 
 
 @dataclass

@@ -7,7 +7,7 @@ import json
 import subprocess
 
 import pytest
-from conftest import TRACE
+from mpi_programs import TRACE
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
