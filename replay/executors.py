@@ -92,7 +92,7 @@ class DaskExecutor:
                                              dashboard_address=None, silence_logs=40)
                 self._client = Client(self._cluster)
             else:
-                self._client = Client(address, timeout="30s")
+                self._client = Client(address)   # timeout: distributed.comm.timeouts.connect (30 s)
         except (OSError, TimeoutError) as e:
             self.close()
             raise ExecutorUnavailable(f"cannot reach the Dask scheduler at {address} ({e})") from None

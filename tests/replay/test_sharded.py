@@ -5,6 +5,7 @@ same findings as the single-log checkers (byte for byte in JSON)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from itertools import pairwise
@@ -257,7 +258,7 @@ def test_dask_missing_is_one_line_and_exit_2(tmp_path):
     (fake / "distributed.py").write_text("raise ImportError('no dask here')\n")
     b = random_rma_log(1)
     log = b.write(tmp_path / "r.arrow")
-    env = {**__import__("os").environ, "PYTHONPATH": str(fake)}
+    env = {**os.environ, "PYTHONPATH": str(fake)}
     run = subprocess.run([TRACE, "analyze", str(log), "--dask", "local"], capture_output=True, text=True,
                          check=False, env=env, timeout=120)
     assert run.returncode == 2
@@ -270,8 +271,9 @@ def test_unreachable_scheduler_is_one_line_and_exit_2(tmp_path):
     if not HAVE_DASK:
         pytest.skip("dask[distributed] is not installed")
     log = random_rma_log(1).write(tmp_path / "r.arrow")
+    env = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "3s"}
     run = subprocess.run([TRACE, "analyze", str(log), "--dask", "tcp://127.0.0.1:9", "--check", "rma"],
-                         capture_output=True, text=True, check=False, timeout=180)
+                         capture_output=True, text=True, check=False, timeout=180, env=env)
     assert run.returncode == 2, run.stderr
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("trace: error: cannot reach the Dask scheduler at tcp://127.0.0.1:9")
