@@ -221,8 +221,8 @@ class ScheduleModel:
         rows = np.arange(self.n_rows, dtype=np.int64)
         unit = self.unit_of_row
         in_unit = unit >= 0
-        primary = np.where(in_unit, gap[np.maximum(unit, 0)], self.block_of_row)
-        secondary = np.where(in_unit, rank[np.maximum(unit, 0)], len(schedule) + 1)
+        primary = np.where(in_unit, np.r_[gap, 0][unit], self.block_of_row)       # unit -1: the sentinel
+        secondary = np.where(in_unit, np.r_[rank, 0][unit], len(schedule) + 1)
         return np.lexsort((rows, secondary, primary))
 
 

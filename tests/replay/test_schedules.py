@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import random
+
+import pytest
 from nowait_logs import Program
 from quiver.formats import LogBuilder, read_log
 from quiver.replay.findings import FindingKind, merge_findings
 from quiver.replay.happens_before import build_happens_before
+from quiver.replay.races import check_races
 from quiver.replay.registry import CheckOptions
 from quiver.replay.schedules import build_schedule_model, check_schedules, explore
 from quiver.replay.tasks import build_task_model
@@ -204,3 +208,53 @@ def test_each_synchronisation_window_is_explored(tmp_path):
     assert ex.n == 1 + 2 + 30
     found = check_schedules(log, CheckOptions())
     assert summary(found) == [(FindingKind.USE_OF_STALE_DATA, "a", 12, 1, 33, False)]
+
+
+def random_program(seed: int, waited: bool) -> Program:
+    """Random host accesses, nowait kernels/updates with random depend, taskwaits; ``waited``: every
+    nowait construct is followed at once by a taskwait (then nothing can race or reorder)."""
+    rnd = random.Random(seed)
+    p = Program(f"rand{seed}.c")
+    vs = [p.var(f"v{i}", 0x10000 * (i + 1), 16) for i in range(3)]
+    p.target_data(2, [(v, "to") for v in vs])
+    pending = []
+    line = 10
+    for _ in range(rnd.randint(3, 10)):
+        line += 1
+        v = rnd.choice(vs)
+        r = rnd.random()
+        if r < 0.3:
+            (p.write if rnd.random() < 0.5 else p.read)(v, line)
+        elif r < 0.6:
+            dep = [(rnd.choice(["in", "out", "inout"]), v)] if rnd.random() < 0.5 else []
+            pending.append(p.nowait_target(line, [(v, "tofrom")], [(v, rnd.choice("rw"), line + 1)], depend=dep))
+        elif r < 0.8:
+            pending.append(p.nowait_update(line, **{rnd.choice(["to", "from_"]): [v]}))
+        else:
+            p.update(line, from_=[v])
+        if pending and (waited or rnd.random() < 0.4):
+            for t in pending:
+                t.run(thread=rnd.randint(0, 2))
+            pending = []
+            p.taskwait(line)
+    for t in pending:
+        t.run(thread=1)
+    p.taskwait(line + 5)
+    p.end_target_data()
+    return p
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_programs(tmp_path, seed):
+    log = open_log(random_program(seed, waited=False), tmp_path)
+    a = [f.to_dict() for f in check_schedules(log, CheckOptions())]
+    assert a == [f.to_dict() for f in check_schedules(log, CheckOptions())]
+    for f in check_schedules(log, CheckOptions()):
+        s = f.details["schedules"]
+        assert 0 < s["k"] <= s["n"] and (s["k"] < s["n"] or not s["recorded"])
+    check_races(log, CheckOptions())
+
+    log = open_log(random_program(seed, waited=True), tmp_path, "waited.arrow")
+    assert check_races(log, CheckOptions()) == []
+    assert exploration(log).n == 1
+    assert check_schedules(log, CheckOptions()) == []
