@@ -236,9 +236,9 @@ def task_end_rows(tm: TaskModel, cols: dict[str, np.ndarray]) -> np.ndarray:
     if missing.any():
         cons = tm.task_construct[missing]
         end[missing] = tm.task_create_row[missing]
-        if len(cons):
-            kinds = cols["kind"]
-            cend = np.flatnonzero(kinds == int(EventKind.CONSTRUCT_END))
+        kinds = cols["kind"]
+        cend = np.flatnonzero(kinds == int(EventKind.CONSTRUCT_END))
+        if len(cons) and len(cend):
             keys = pack(cols["rank"][cend], cols["id"][cend])
             ckeys = tm.constructs.keys
             has = cons >= 0

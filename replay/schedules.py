@@ -36,8 +36,8 @@ def detection_key(d: Detection) -> tuple:
     return (d.kind, d.rank, d.device, d.loc, d.name, d.clause_event)
 
 
-# at most this many schedules in all, whatever the number of synchronisation windows
-TOTAL_SCHEDULES_PER_WINDOW_BOUND = 16
+# at most max_schedules times this many schedules in all, whatever the number of windows
+TOTAL_BOUND_FACTOR = 16
 
 
 @dataclass
@@ -77,7 +77,7 @@ def explore(columns: dict[str, np.ndarray], model: ScheduleModel, max_schedules:
     first = enumerate_schedules(problem, 1)
     schedules: list[list[int]] = [first.schedules[0]]
     complete = True
-    budget = max_schedules * TOTAL_SCHEDULES_PER_WINDOW_BOUND
+    budget = max_schedules * TOTAL_BOUND_FACTOR
     per_window: list[list[int]] = []      # schedule indices of each window (the synchronous one is 0)
     for group in windows:
         if len(group) == 1 and not problem.host_conflicts[group[0]]:

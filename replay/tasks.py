@@ -224,7 +224,7 @@ def build_task_model(log: EventLog, cols: dict[str, np.ndarray] | None = None) -
     construct_id = np.where(kind == int(EventKind.SYNC), cols["aux"], id_)
     by_construct = is_construct_row | device_side | (kind == int(EventKind.MAP_CLAUSE))
     cidx = lookup(constructs.keys, pack(rank, np.maximum(construct_id, 0)), by_construct & (construct_id >= 0))
-    task_of_row = np.where(cidx >= 0, constructs.task[np.maximum(cidx, 0)], -1)
+    task_of_row = np.r_[constructs.task, -1][cidx]      # cidx -1 reads the appended -1
     direct = is_construct_row & (id2 >= 0)
     task_of_row[direct] = lookup(task_key, pack(rank[direct], id2[direct]), np.ones(int(direct.sum()), bool))
     sched = np.isin(kind, [K_TASK_BEGIN, K_TASK_END])

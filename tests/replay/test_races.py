@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from nowait_logs import Program
-from quiver.formats import LogBuilder, read_log
+from quiver.formats import LogBuilder, RmaOp, read_log
 from quiver.replay.findings import FindingKind
 from quiver.replay.happens_before import build_happens_before
-from quiver.replay.races import check_races, load_columns
+from quiver.replay.races import check_races, load_columns, race_findings
 from quiver.replay.registry import CheckOptions
 
 
@@ -266,3 +266,18 @@ def test_barrier_departure_waits_for_every_arrival(tmp_path):
     p.barrier(10, 1, thread=2, departure=True)
     p.end_target_data()
     assert races(p, tmp_path) == []
+
+
+def test_logs_without_openmp_constructs(tmp_path):
+    """MPI-only logs: no constructs, no tasks; the analysis itself copes, not only the early exit."""
+    b = LogBuilder(program="mpi", ranks=2)
+    for r in range(2):
+        b.win_create(r, 0, 0x1000, 64)
+    b.rma(0, RmaOp.PUT, 0, 1, 0, 8)
+    b.access(0x1000, 8, write=True, rank=1)
+    log = read_log(b.write(tmp_path / "mpi.arrow"))
+    cols = load_columns(log)
+    hb = build_happens_before(log, cols)
+    assert hb.tasks.n_tasks == 0 and not hb.tasks.target_ctx.any()
+    assert race_findings(log, cols, hb) == []
+    assert check_races(log, CheckOptions()) == []
