@@ -81,7 +81,8 @@ def is_instrumented(path: Path | None) -> bool:
             head = f.read(4)
             if head != b"\x7fELF":
                 return False
-            return b"__sanitizer_cov_load" in f.read()
+            body = f.read()
+            return b"__sanitizer_cov_load" in body or b"__quiver_range_load" in body
     except OSError:
         return False
 

@@ -451,7 +451,6 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data, const ompt_fr
                               ompt_data_t *parallel_data, unsigned int requested_parallelism, int flags,
                               const void *codeptr_ra) {
   (void)encountering_task_data, (void)encountering_task_frame, (void)requested_parallelism, (void)flags;
-  (void)codeptr_ra;
   CB_ENTER(t);
   int64_t id = atomic_fetch_add(&g_region_id, 1) + 1;
   parallel_data->value = (uint64_t)id;
@@ -459,11 +458,21 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data, const ompt_fr
   g_regions[k].dev = t->dev;
   g_regions[k].construct = t->construct;
   atomic_store_explicit(&g_regions[k].region, id, memory_order_release);
+  /* the fork: everything the team does is ordered after what this thread did before */
+  qv_event_t e = QV_EVENT_INIT;
+  e.kind = QV_K_SYNC;
+  e.op = 5;
+  e.id = id;
+  e.aux = t->dev >= 0 ? t->construct : -1;
+  e.device = t->dev;
+  e.pc = (uintptr_t)codeptr_ra;
+  e.flags = QV_F_PC_RET;
+  qv_emit(&e);
 }
 
 static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data, ompt_data_t *task_data,
                              unsigned int actual_parallelism, unsigned int index, int flags) {
-  (void)actual_parallelism, (void)index;
+  (void)actual_parallelism;
   CB_ENTER(t);
   if (flags & ompt_task_initial) return;
   if (endpoint == ompt_scope_begin) {
@@ -497,6 +506,15 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
     } else if (dev < 0 && t->dev >= 0) {
       qv_device_leave(t);
     }
+    /* this thread starts its part of the region (ordered after the fork) */
+    qv_event_t e = QV_EVENT_INIT;
+    e.kind = QV_K_SYNC;
+    e.op = 6;
+    e.id = t->region;
+    e.aux = t->dev >= 0 ? t->construct : -1;
+    e.aux2 = index;
+    e.device = t->dev;
+    qv_emit(&e);
   } else {
     uint64_t saved = task_data ? task_data->value : 0;
     if (saved) {
