@@ -6,11 +6,11 @@ import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.ipc as ipc
+from pyarrow import ipc
 
 from .schema import (
     COLUMN_DEFAULTS,
@@ -110,7 +110,7 @@ class LogWriter:
         os.replace(self._part, self.path)
         return self.path
 
-    def __enter__(self) -> LogWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

@@ -6,10 +6,8 @@ import json
 
 import numpy as np
 import polars as pl
-import pyarrow.ipc as ipc
 import pytest
-
-import quiver
+from pyarrow import ipc
 from quiver.formats import (
     COLUMN_NAMES,
     FORMAT_VERSION,
@@ -22,6 +20,8 @@ from quiver.formats import (
     RmaOp,
     read_log,
 )
+
+import quiver
 
 
 def small_log(path):
