@@ -13,11 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from quiver.tracer.native import LLVM_LIB, BuildError, ensure_built
+from quiver.tracer.native import LLVM_LIB, BuildError, ensure_built, pass_plugin
 
 OFFLOAD_TRIPLE = "x86_64-unknown-linux-gnu"
 COMPILERS = {"cc": "clang-19", "cxx": "clang++-19"}
+# Per-access fallback (no pass plugin, or the escape hatch): one callback per load/store.
 INSTRUMENT = ["-fsanitize-coverage=func,trace-loads,trace-stores", "-fno-sanitize-link-runtime"]
+NO_RANGE_PASS = "--no-range-pass"   # wrapper option: per-access instrumentation (QUIVER_NO_RANGE_PASS=1 too)
 # Options after which clang does not link.
 _NO_LINK = {"-c", "-S", "-E", "-M", "-MM", "-fsyntax-only", "--version", "-v", "-###", "--help"}
 
@@ -36,6 +38,22 @@ def has_debug_info(args: list[str]) -> bool:
     return any(a.startswith("-g") and a not in ("-g0",) for a in args)
 
 
+def range_pass_disabled(args: list[str]) -> bool:
+    return NO_RANGE_PASS in args or os.environ.get("QUIVER_NO_RANGE_PASS", "") not in ("", "0")
+
+
+def instrument_flags(args: list[str]) -> list[str]:
+    """The load/store instrumentation: the range pass plugin (docs/cc.md "How accesses are
+    instrumented"), or per-access SanitizerCoverage callbacks when it is disabled or not built."""
+    plugin = None if range_pass_disabled(args) else pass_plugin()
+    return [f"-fpass-plugin={plugin}"] if plugin else list(INSTRUMENT)
+
+
+def user_args(args: list[str]) -> list[str]:
+    """The command line without the wrapper's own options."""
+    return [a for a in args if a != NO_RANGE_PASS]
+
+
 def compile_flags(args: list[str]) -> list[str]:
     """Flags added in front of the user's: offloading, instrumentation, line tables."""
     flags = []
@@ -43,7 +61,7 @@ def compile_flags(args: list[str]) -> list[str]:
         flags.append("-fopenmp")
     if not any(a.startswith("-fopenmp-targets") for a in args):
         flags.append(f"-fopenmp-targets={OFFLOAD_TRIPLE}")
-    flags += INSTRUMENT
+    flags += instrument_flags(args)
     if not has_debug_info(args):
         # Lines and map-clause names come from debug info; line tables do not change code.
         flags.append("-gline-tables-only")
@@ -62,7 +80,7 @@ def link_flags(libdir: Path) -> list[str]:
 
 
 def command(lang: str, args: list[str]) -> list[str]:
-    cmd = [compiler(lang), *compile_flags(args), *args]
+    cmd = [compiler(lang), *compile_flags(args), *user_args(args)]
     if links(args):
         cmd += link_flags(ensure_built())
     return cmd

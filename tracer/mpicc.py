@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from quiver.tracer.cc import INSTRUMENT, has_debug_info, links
+from quiver.tracer.cc import has_debug_info, instrument_flags, links, user_args
 from quiver.tracer.native import BuildError, ensure_built
 
 # (MPI wrapper, how to tell it the compiler, compiler)
@@ -35,10 +35,10 @@ def mpi_link_flags(libdir: Path) -> list[str]:
 
 def command(lang: str, args: list[str]) -> list[str]:
     mpi, flag, comp = wrapper(lang)
-    cmd = [mpi, f"{flag}{comp}", *INSTRUMENT]
+    cmd = [mpi, f"{flag}{comp}", *instrument_flags(args)]
     if not has_debug_info(args):
         cmd.append("-gline-tables-only")   # source lines of accesses and MPI calls
-    cmd += args
+    cmd += user_args(args)
     if links(args):
         libdir = ensure_built()
         if not (libdir / "libquiver_mpi.so").exists():

@@ -7,11 +7,15 @@ hash of the sources names the output directory, so binaries built by `trace cc` 
 Libraries (all shared, linked into the program and into its device image):
   libquiver_rt.so   the raw-chunk writer (qv_buffer.c), one per process
   libquiver_omp.so  OMPT tool, offload entry wrappers, access callbacks, heap interposition
+  libquiver_range.so  LLVM pass plugin `trace cc` loads with -fpass-plugin (pass/quiver_range.cpp):
+                      load/store callbacks, one range call per loop for affine accesses; not built
+                      (per-access -fsanitize-coverage instead) when llvm-19-dev is not installed
 Other tracers add an entry to LIBS (e.g. the PMPI library, built with mpicc).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -23,6 +27,10 @@ from pathlib import Path
 NATIVE_DIR = Path(__file__).resolve().parent
 CLANG = os.environ.get("QUIVER_CLANG", "clang-19")
 LLVM_LIB = "/usr/lib/llvm-19/lib"
+CXX = os.environ.get("QUIVER_CLANGXX", "clang++-19")
+LLVM_CONFIG = os.environ.get("QUIVER_LLVM_CONFIG", "llvm-config-19")
+PASS_SOURCE = "pass/quiver_range.cpp"
+PASS_LIB = "libquiver_range.so"
 CFLAGS = ["-O2", "-g", "-fPIC", "-Wall", "-Wextra", "-std=gnu11", "-fno-omit-frame-pointer"]
 
 
@@ -51,7 +59,7 @@ LIBS: list[NativeLib] = [
 
 
 def _source_files() -> list[Path]:
-    files = [p for p in NATIVE_DIR.rglob("*") if p.suffix in (".c", ".h") and "build" not in p.parts]
+    files = [p for p in NATIVE_DIR.rglob("*") if p.suffix in (".c", ".h", ".cpp") and "build" not in p.parts]
     return sorted(files)
 
 
@@ -70,7 +78,7 @@ def source_hash() -> str:
         h.update(p.read_bytes())
     for lib in LIBS:
         h.update(repr((lib.name, lib.sources, lib.deps, lib.ldlibs, lib.cc, _compiler_id(lib.cc))).encode())
-    h.update(repr(CFLAGS).encode())
+    h.update(repr((CFLAGS, _compiler_id(CXX), _llvm_include())).encode())
     return h.hexdigest()[:16]
 
 
@@ -104,6 +112,27 @@ def _compile(lib: NativeLib, out: Path) -> None:
         raise BuildError(f"building lib{lib.name}.so failed:\n{' '.join(cmd)}\n{proc.stderr.strip()}")
 
 
+@functools.cache
+def _llvm_include() -> str | None:
+    """LLVM's include directory when the pass plugin can be built (llvm-19-dev installed)."""
+    try:
+        inc = subprocess.run([LLVM_CONFIG, "--includedir"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return inc if (Path(inc) / "llvm" / "Passes" / "PassPlugin.h").exists() and shutil.which(CXX) else None
+
+
+def _compile_pass(out: Path) -> None:
+    """Build the pass plugin; nothing when llvm-19-dev is missing (trace cc then falls back)."""
+    if _llvm_include() is None:
+        return
+    flags = subprocess.run([LLVM_CONFIG, "--cxxflags"], capture_output=True, text=True, check=True).stdout.split()
+    cmd = [CXX, *flags, "-O2", "-fPIC", "-shared", "-Wall", str(NATIVE_DIR / PASS_SOURCE), "-o", str(out / PASS_LIB)]
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"building {PASS_LIB} failed:\n{' '.join(cmd)}\n{proc.stderr.strip()}")
+
+
 def ensure_built() -> Path:
     """Build the libraries if the current sources have not been built yet; return their directory."""
     final = build_dir()
@@ -118,6 +147,7 @@ def ensure_built() -> Path:
                     continue
                 raise BuildError(f"{lib.cc} not found: install clang-19 (apt-get install clang-19 libomp-19-dev)")
             _compile(lib, tmp)
+        _compile_pass(tmp)
         try:
             os.rename(tmp, final)
         except OSError:  # built concurrently by another process: keep theirs
@@ -127,6 +157,12 @@ def ensure_built() -> Path:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return final
+
+
+def pass_plugin() -> Path | None:
+    """The pass plugin for -fpass-plugin, building if needed; None when it cannot be built here."""
+    p = ensure_built() / PASS_LIB
+    return p if p.exists() else None
 
 
 def lib_path(name: str) -> Path:

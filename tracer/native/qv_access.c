@@ -328,6 +328,16 @@ QV_CB(store, 4, uint32_t, 1)
 QV_CB(store, 8, uint64_t, 1)
 QV_CB(store, 16, __int128, 1)
 
+/* Ranges from the `trace cc` pass plugin (tracer/native/pass/quiver_range.cpp): every access of
+ * one load or store over a whole loop, reported once before the loop; the return address
+ * carries the access's debug location. Same filtering and coalescing as one access of n bytes. */
+void __quiver_range_load(void *p, size_t n) {
+  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 0, QV_RA);
+}
+void __quiver_range_store(void *p, size_t n) {
+  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 1, QV_RA);
+}
+
 /* Not used with func,trace-loads,trace-stores, but harmless if a build adds trace-pc-guard. */
 void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop) { (void)start; (void)stop; }
 void __sanitizer_cov_trace_pc_guard(uint32_t *guard) { (void)guard; }

@@ -267,6 +267,15 @@ QVM_CB(store, 4, uint32_t, 1)
 QVM_CB(store, 8, uint64_t, 1)
 QVM_CB(store, 16, __int128, 1)
 
+/* Ranges from the `trace mpicc` pass plugin (tracer/native/pass/quiver_range.cpp): one load or
+ * store over a whole loop without MPI calls, reported before the loop (see qv_access.c). */
+__attribute__((visibility("default"))) void __quiver_range_load(void *p, size_t n) {
+  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 0, QVM_RA);
+}
+__attribute__((visibility("default"))) void __quiver_range_store(void *p, size_t n) {
+  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 1, QVM_RA);
+}
+
 /* Not used with func,trace-loads,trace-stores, but harmless if a build adds trace-pc-guard. */
 __attribute__((visibility("default"), weak)) void __sanitizer_cov_trace_pc_guard_init(uint32_t *a, uint32_t *b) {
   (void)a;

@@ -1,0 +1,116 @@
+"""The `trace cc` pass plugin (tracer/native/pass/quiver_range.cpp): range callbacks for loops.
+
+Real programs built at -O2 with and without the plugin (`--no-range-pass`) must record the same
+bytes at the same lines and give the same findings (the plugin only makes far fewer callbacks).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from quiver.tracer import cc
+from quiver.tracer.native import pass_plugin
+
+pytestmark = pytest.mark.clang
+
+RANGE = Path(__file__).resolve().parents[1] / "programs" / "range"
+TRACE = str(Path(sys.executable).with_name("trace"))
+MARKER = re.compile(r"/\* expect ([a-z-]+) (\w+) \*/")
+PER_ACCESS = ("--no-range-pass",)
+
+
+def expected(src: Path) -> set[tuple[str, str, int]]:
+    return {(k, v, n) for n, line in enumerate(src.read_text().splitlines(), 1) for k, v in MARKER.findall(line)}
+
+
+def findings(log: Path, src: Path) -> set[tuple[str, str, int]]:
+    r = subprocess.run([TRACE, "analyze", str(log), "--check", "mapping", "--format", "json"],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode in (0, 1), r.stderr
+    return {(f["kind"], f["variable"], f["access"]["line"]) for f in json.loads(r.stdout)["findings"]
+            if Path(f["access"]["file"]).name == src.name}
+
+
+def coverage(t) -> dict[tuple[int, bool, str], list[tuple[int, int]]]:
+    """Bytes accessed per (line, write, side), as merged [lo, hi) intervals."""
+    out = {}
+    a = t.accesses.filter(pl.col("file").str.ends_with(".c"))
+    for (line, write, side), g in a.group_by(["line", "write", "side"]):
+        lo = g["addr"].to_numpy().astype(np.int64)
+        hi = lo + g["bytes"].to_numpy().astype(np.int64)
+        order = np.argsort(lo, kind="stable")
+        merged: list[tuple[int, int]] = []
+        for x, y in zip(lo[order].tolist(), hi[order].tolist(), strict=True):
+            if merged and x <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], y))
+            else:
+                merged.append((x, y))
+        out[(line, write, side)] = merged
+    return out
+
+
+def relative(cov, base_of) -> dict:
+    """Intervals relative to the start of the allocation they fall in (runs differ in addresses)."""
+    return {k: [(lo - base_of(lo), hi - base_of(lo)) for lo, hi in v] for k, v in cov.items()}
+
+
+def test_plugin_is_built_and_used():
+    plugin = pass_plugin()
+    assert plugin is not None and plugin.name == "libquiver_range.so"
+    cmd = cc.command("cc", ["-O2", "-c", "x.c"])
+    assert f"-fpass-plugin={plugin}" in cmd
+    assert not any(a.startswith("-fsanitize-coverage") for a in cmd)
+    off = cc.command("cc", ["-O2", "-c", "x.c", "--no-range-pass"])
+    assert "-fsanitize-coverage=func,trace-loads,trace-stores" in off and "--no-range-pass" not in off
+
+
+def test_driver_forwards_the_plugin_to_host_and_device(tmp_path):
+    src = tmp_path / "x.c"
+    src.write_text("int main(void) { return 0; }\n")
+    r = subprocess.run([TRACE, "cc", "-O2", "-c", str(src), "-###"], capture_output=True, text=True, check=False)
+    jobs = [line for line in r.stderr.splitlines() if '"-cc1"' in line]
+    assert len(jobs) == 3  # host IR for the device, device object, host object
+    assert all("-fpass-plugin=" in j for j in jobs)
+    assert sum('"-fopenmp-is-target-device"' in j for j in jobs) == 1
+
+
+def test_stencil_nest_same_bytes_far_fewer_events(record_c, omp_build):
+    src = RANGE / "stencil_nest.c"
+    runs = {name: record_c(src, args=["24"], opt="-O2", extra=extra)
+            for name, extra in (("range", ()), ("per_access", PER_ACCESS))}
+    for name, run in runs.items():
+        assert run.returncode == 0, (name, run.stderr)
+    assert runs["range"].stdout == runs["per_access"].stdout
+    assert b"__quiver_range_load" in omp_build(src, opt="-O2").read_bytes()
+    assert b"__quiver_range_load" not in omp_build(src, opt="-O2", extra=PER_ACCESS).read_bytes()
+    logs = {name: run.open() for name, run in runs.items()}
+    covs = {}
+    for name, t in logs.items():
+        starts = np.sort(t.data_ops.filter(pl.col("op") == "alloc")["device_addr"].to_numpy().astype(np.int64))
+
+        def base_of(a, starts=starts):
+            i = np.searchsorted(starts, a, side="right") - 1
+            return int(starts[i]) if i >= 0 else 0
+        covs[name] = relative({k: v for k, v in coverage(t).items() if k[2] == "device"}, base_of)
+    assert covs["range"] == covs["per_access"]
+    # the loads of lines 14-15 and the store of line 14; rows of b have gaps (x = 0 and n-1 are
+    # not written), so the store is one interval per row, never one per plane
+    assert {(line, w) for line, w, _ in covs["range"]} >= {(14, True), (14, False), (15, False)}
+    n = 24
+    assert len(covs["range"][(14, True, "device")]) == (n - 2) * (n - 2)
+
+
+@pytest.mark.parametrize("name", ["inplace_prefix", "hoisted_uninit", "conditional_read"])
+@pytest.mark.parametrize("extra", [(), PER_ACCESS], ids=["range", "per_access"])
+def test_findings_match_markers_at_O2(record_c, name, extra):
+    src = RANGE / f"{name}.c"
+    run = record_c(src, opt="-O2", extra=extra)
+    assert run.returncode == 0, run.stderr
+    assert findings(run.log, src) == expected(src)

@@ -1,0 +1,505 @@
+// quiver_range.cpp - LLVM 19 pass plugin: the load/store instrumentation of `trace cc`.
+//
+// Why: one callback per load/store (-fsanitize-coverage=trace-loads,trace-stores) costs
+// 30-50 ns per access, 20-100x on stencil-like kernels. This pass instruments like
+// SanitizerCoverage (`__sanitizer_cov_load{1,2,4,8,16}(p)` / `__sanitizer_cov_store*` before
+// the access, same accesses, same debug locations), except that an access the compiler can
+// describe as a byte range over a whole loop is reported ONCE, in the loop preheader:
+// `__quiver_range_load(lo, bytes)` / `__quiver_range_store(lo, bytes)`.
+//
+// What is hoisted (docs/cc.md "How accesses are instrumented"):
+//  - a simple (non-volatile, non-atomic) load/store whose address is an affine SCEV AddRec
+//    in the innermost loop, and up to 3 enclosing loops, each loop with a preheader, a single
+//    exiting block that is its latch, a loop-invariant backedge-taken count, no call that may
+//    touch memory (MPI, OpenMP runtime, memcpy ...), no atomics/fences/volatile;
+//  - executed on every iteration: its block dominates the latch (and each inner loop's
+//    preheader dominates the enclosing latch, or sits behind a guard invariant in it);
+//  - exact: the bytes form one interval. In the innermost loop the stride is at most the access
+//    size (a[2*i] is never hoisted); out of an enclosing loop only when successive inner
+//    intervals touch (|outer step| <= inner bytes, checked at run time: a stencil's rows with
+//    unwritten halo cells get one call per row, a dense 2D sweep one call per nest);
+//  - order-safe: a hoisted load may not alias any non-hoisted store of the loop (alias
+//    analysis), a hoisted store may not alias any non-hoisted load; a hoisted load and a hoisted
+//    store that AA cannot separate are checked at run time (their byte ranges must be
+//    disjoint) unless they have the same address with the load first in the iteration
+//    (`a[i] += x`: loads-then-stores is exact). When the run-time check fails the ranges are
+//    not reported and the accesses call their per-access callbacks (a loop-invariant branch).
+// Ranges are emitted loads first, then stores, with the debug location of the access, so the
+// call's return address symbolises to the access's line. Everything else: per access.
+// QUIVER_NO_RANGE_PASS=1 at compile time: per-access only (the escape hatch).
+
+#include "llvm/Analysis/AliasAnalysis.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/MemoryLocation.h"
+#include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/ScalarEvolutionExpressions.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/PassPlugin.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/LoopUtils.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
+#include "llvm/Transforms/Utils/LoopSimplify.h"
+#include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <tuple>
+
+using namespace llvm;
+
+namespace {
+
+constexpr unsigned kMaxDepth = 3;   // loops a range may span
+constexpr unsigned kMaxCorners = 8; // address extremes tracked per access
+constexpr unsigned kMaxPairs = 64;  // run-time load/store checks per loop before hulls per base
+
+struct Access {
+  Instruction *I;
+  Value *Ptr;
+  unsigned Bytes;
+  bool Store;
+  int Idx;                          // callback index: 1,2,4,8,16 bytes -> 0..4
+  SmallVector<Loop *, kMaxDepth> Loops; // Loops[k]: the loop a level-k range covers
+  SmallVector<const SCEV *, kMaxDepth> Lo, Hi; // byte range over Loops[k] (intptr)
+  SmallVector<SmallVector<std::pair<Value *, bool>, 2>, kMaxDepth> Conds; // Loops[k] range holds if all
+  // Loops[k] (k >= 1) covers one interval only when successive Loops[k-1] intervals touch:
+  // |step of Loops[k]| <= bytes over Loops[k-1] (checked at run time; else the inner call runs)
+  SmallVector<std::pair<const SCEV *, const SCEV *>, kMaxDepth> Tile;
+  int Level = -1;                   // chosen level, -1 = per access
+  Value *Guard = nullptr;           // hoisted with a run-time check: per-access call when false
+};
+
+int sizeIndex(const DataLayout &DL, Type *T) {
+  if (T->isScalableTy()) return -1;
+  uint64_t B = DL.getTypeStoreSizeInBits(T);
+  return B == 8 ? 0 : B == 16 ? 1 : B == 32 ? 2 : B == 64 ? 3 : B == 128 ? 4 : -1;
+}
+
+bool skipFunction(const Function &F) {
+  if (F.isDeclaration() || F.empty()) return true;
+  if (F.getLinkage() == GlobalValue::AvailableExternallyLinkage) return true;
+  if (F.hasFnAttribute(Attribute::NoSanitizeCoverage)) return true;
+  StringRef N = F.getName();
+  if (N.starts_with("__sanitizer_") || N.starts_with("__quiver_") || N.contains(".module_ctor")) return true;
+  if (isa<UnreachableInst>(F.getEntryBlock().getTerminator())) return true;
+  return false;
+}
+
+/// A loop whose body may be summarised: no memory-touching calls, no atomics, nothing volatile.
+bool loopIsPlain(Loop *L) {
+  for (BasicBlock *BB : L->blocks())
+    for (Instruction &I : *BB) {
+      if (auto *CB = dyn_cast<CallBase>(&I)) {
+        if (isa<DbgInfoIntrinsic>(CB)) continue;
+        if (auto *II = dyn_cast<IntrinsicInst>(CB))
+          if (II->isLifetimeStartOrEnd() || II->getIntrinsicID() == Intrinsic::assume) continue;
+        if (!CB->mayReadOrWriteMemory()) continue;
+        return false;
+      }
+      if (I.isAtomic() || isa<FenceInst>(I) || isa<VAArgInst>(I)) return false;
+      if (auto *LI = dyn_cast<LoadInst>(&I); LI && LI->isVolatile()) return false;
+      if (auto *SI = dyn_cast<StoreInst>(&I); SI && SI->isVolatile()) return false;
+    }
+  return true;
+}
+
+/// A tracer entry point: it reads no program memory through its pointer (it only records the
+/// address) and keeps no copy of it, so the callbacks do not hinder the passes that follow.
+FunctionCallee callback(Module &M, StringRef Name, FunctionType *T) {
+  FunctionCallee C = M.getOrInsertFunction(Name, T);
+  if (auto *Fn = dyn_cast<Function>(C.getCallee())) {
+    Fn->addParamAttr(0, Attribute::NoCapture);
+    Fn->setMemoryEffects(MemoryEffects::inaccessibleMemOnly());
+    Fn->setDoesNotThrow();
+    Fn->addFnAttr(Attribute::WillReturn);
+  }
+  return C;
+}
+
+struct Copy { // one copy of an access's instruction (loop versioning duplicates some)
+  Instruction *I;
+  bool Call;     // needs its per-access callback
+  Value *Guard;  // ... only when this is false
+};
+
+class Instrumenter {
+  Function &F;
+  const DataLayout &DL;
+  LoopInfo &LI;
+  DominatorTree &DT;
+  ScalarEvolution &SE;
+  AAResults &AA;
+  Type *IntPtr;
+  std::map<Loop *, bool> Plain;
+  SCEVExpander Exp;
+
+public:
+  Instrumenter(Function &F, LoopInfo &LI, DominatorTree &DT, ScalarEvolution &SE, AAResults &AA)
+      : F(F), DL(F.getParent()->getDataLayout()), LI(LI), DT(DT), SE(SE), AA(AA),
+        IntPtr(DL.getIntPtrType(F.getContext())), Exp(SE, DL, "qv") {}
+
+  bool plain(Loop *L) {
+    auto It = Plain.find(L);
+    if (It != Plain.end()) return It->second;
+    return Plain[L] = loopIsPlain(L);
+  }
+
+  /// Byte ranges of A over its innermost loop and the enclosing ones, while they are exact.
+  void levels(Access &A) {
+    Loop *L = LI.getLoopFor(A.I->getParent());
+    if (!L) return;
+    const SCEV *S = SE.getSCEV(A.Ptr);
+    if (!S->getType()->isPointerTy()) return;
+    S = SE.getPtrToIntExpr(S, IntPtr);
+    if (isa<SCEVCouldNotCompute>(S)) return;
+    SmallVector<const SCEV *, kMaxCorners> C{S};
+    BasicBlock *Need = A.I->getParent(); // must run on every iteration of L
+    SmallVector<std::pair<Value *, bool>, 2> Conds;
+    SmallVector<std::pair<const SCEV *, const SCEV *>, kMaxDepth> Tile;
+    const SCEV *Len = nullptr; // bytes over the loops so far, when they tile
+    for (unsigned K = 0; L && K < kMaxDepth; ++K, L = L->getParentLoop()) {
+      BasicBlock *PH = L->getLoopPreheader(), *Latch = L->getLoopLatch();
+      if (!PH || !Latch || L->getExitingBlock() != Latch || !plain(L)) return;
+      if (!DT.dominates(Need, Latch)) {
+        // an inner loop behind a guard that is invariant here (`if (n > 2)` of a rotated loop):
+        // entered on every iteration of L or on none
+        BasicBlock *G = K ? Need->getSinglePredecessor() : nullptr;
+        auto *Br = G ? dyn_cast<BranchInst>(G->getTerminator()) : nullptr;
+        if (!Br || !Br->isConditional() || !L->isLoopInvariant(Br->getCondition()) || !DT.dominates(G, Latch) ||
+            Br->getSuccessor(0) == Br->getSuccessor(1))
+          return;
+        Conds.push_back({Br->getCondition(), Br->getSuccessor(0) == Need});
+      }
+      for (auto &[V, Pol] : Conds)
+        if (!L->isLoopInvariant(V)) return;
+      const SCEV *BTC = SE.getBackedgeTakenCount(L);
+      if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return;
+      SmallVector<const SCEV *, kMaxCorners> N;
+      for (const SCEV *E : C) {
+        if (SE.isLoopInvariant(E, L)) {
+          N.push_back(E);
+          continue;
+        }
+        auto *AR = dyn_cast<SCEVAddRecExpr>(E);
+        if (!AR || AR->getLoop() != L || !AR->isAffine()) return;
+        N.push_back(AR->getStart());
+        N.push_back(AR->evaluateAtIteration(BTC, SE));
+      }
+      std::sort(N.begin(), N.end());
+      N.erase(std::unique(N.begin(), N.end()), N.end());
+      if (N.size() > kMaxCorners) return;
+      for (const SCEV *E : N)
+        if (isa<SCEVCouldNotCompute>(E) || E->getType() != IntPtr || !SE.isLoopInvariant(E, L) ||
+            !Exp.isSafeToExpandAt(E, PH->getTerminator()))
+          return;
+      // the accessed bytes over L are one interval: no gap between iterations
+      const SCEV *Step = SE.getZero(IntPtr);
+      for (const SCEV *E : C)
+        if (auto *AR = dyn_cast<SCEVAddRecExpr>(E); AR && AR->getLoop() == L) {
+          Step = AR->getStepRecurrence(SE);
+          break;
+        }
+      if (Step->getType() != IntPtr) return;
+      const SCEV *Abs = SE.getAbsExpr(Step, /*IsNSW=*/false);
+      const SCEV *Span = SE.getMulExpr(Abs, SE.getTruncateOrZeroExtend(BTC, IntPtr));
+      if (K == 0) { // strided (a[2*i]): gaps, never hoisted
+        auto *SC = dyn_cast<SCEVConstant>(Abs);
+        if (!SC || SC->getAPInt().ugt(A.Bytes)) return;
+        Tile.push_back({nullptr, nullptr});
+        Len = SE.getAddExpr(Span, SE.getConstant(IntPtr, A.Bytes));
+      } else {
+        Tile.push_back({Abs, Len});
+        Len = SE.getAddExpr(Span, Len);
+      }
+      for (auto &[S1, S2] : Tile)
+        if (S1 && (!SE.isLoopInvariant(S1, L) || !SE.isLoopInvariant(S2, L) ||
+                   !Exp.isSafeToExpandAt(S1, PH->getTerminator()) || !Exp.isSafeToExpandAt(S2, PH->getTerminator())))
+          return;
+      C = N;
+      SmallVector<const SCEV *, kMaxCorners> MinOps(C.begin(), C.end()), MaxOps(C.begin(), C.end());
+      const SCEV *Lo = SE.getUMinExpr(MinOps); // (both fold their operand list in place)
+      const SCEV *Hi = SE.getAddExpr(SE.getUMaxExpr(MaxOps), SE.getConstant(IntPtr, A.Bytes));
+      if (std::getenv("QUIVER_RANGE_DEBUG"))
+        errs() << "quiver-range: " << *A.I << " level " << K << " btc " << *BTC << " lo " << *Lo << " hi " << *Hi << "\n";
+      A.Loops.push_back(L);
+      A.Lo.push_back(Lo);
+      A.Hi.push_back(Hi);
+      A.Conds.push_back(Conds);
+      A.Tile = Tile;
+      Need = PH;
+    }
+  }
+
+  static MemoryLocation loc(const Access &A) { return MemoryLocation::getBeforeOrAfter(A.Ptr); }
+
+  /// Lower the level of accesses that a non-hoisted access of their loop may alias, to a fixpoint.
+  void settle(std::vector<Access> &As) {
+    for (bool Changed = true; Changed;) {
+      Changed = false;
+      std::map<Loop *, std::vector<Access *>> Groups;
+      for (Access &A : As)
+        if (A.Level >= 0) Groups[A.Loops[A.Level]].push_back(&A);
+      for (auto &[L, H] : Groups) {
+        std::set<Instruction *> In;
+        for (Access *A : H) In.insert(A->I);
+        SmallVector<Instruction *, 32> Others;
+        for (BasicBlock *BB : L->blocks())
+          for (Instruction &I : *BB)
+            if ((isa<LoadInst>(I) || isa<StoreInst>(I)) && !In.count(&I)) Others.push_back(&I);
+        for (Access *A : H) {
+          for (Instruction *X : Others) {
+            bool XStore = isa<StoreInst>(X);
+            if (XStore == A->Store) continue; // write/write and read/read order does not matter
+            if (AA.isNoAlias(loc(*A), MemoryLocation::getBeforeOrAfter(getLoadStorePointerOperand(X)))) continue;
+            A->Level--;
+            Changed = true;
+            break;
+          }
+        }
+        if (Changed) break; // groups changed: regroup
+      }
+    }
+  }
+
+  /// `lo1 < hi2 && lo2 < hi1` -> false; ANDed into Ok.
+  Value *disjoint(IRBuilder<> &B, Value *Ok, Value *Lo1, Value *Hi1, Value *Lo2, Value *Hi2) {
+    Value *Ov = B.CreateAnd(B.CreateICmpULT(Lo1, Hi2), B.CreateICmpULT(Lo2, Hi1));
+    Value *D = B.CreateNot(Ov);
+    return Ok ? B.CreateAnd(Ok, D) : D;
+  }
+
+  /// Emit the range calls of one loop's hoisted accesses in its preheader.
+  void emitGroup(Loop *L, std::vector<Access *> &H, FunctionCallee RLoad, FunctionCallee RStore) {
+    Instruction *At = L->getLoopPreheader()->getTerminator();
+    std::map<const SCEV *, Value *> Expanded;
+    auto expand = [&](const SCEV *S) {
+      auto It = Expanded.find(S);
+      if (It != Expanded.end()) return It->second;
+      return Expanded[S] = Exp.expandCodeFor(S, IntPtr, At);
+    };
+    std::vector<std::tuple<Value *, Value *, Access *>> R; // lo, hi
+    for (Access *A : H) R.emplace_back(expand(A->Lo[A->Level]), expand(A->Hi[A->Level]), A);
+    IRBuilder<> B(At);
+    Value *Ok = nullptr;
+    // load/store pairs whose order the range calls would lose
+    std::set<std::tuple<Value *, Value *, Value *, Value *>> Pairs;
+    for (auto &[LoL, HiL, AL] : R) {
+      if (AL->Store) continue;
+      for (auto &[LoS, HiS, AS] : R) {
+        if (!AS->Store) continue;
+        if (AA.isNoAlias(loc(*AL), loc(*AS))) continue;
+        if (SE.getSCEV(AL->Ptr) == SE.getSCEV(AS->Ptr) && AL->Bytes == AS->Bytes && DT.dominates(AL->I, AS->I))
+          continue; // same address, load first in each iteration: loads-then-stores is exact
+        Pairs.insert({LoL, HiL, LoS, HiS});
+      }
+    }
+    if (Pairs.size() <= kMaxPairs) {
+      for (auto &[A, Bv, C, D] : Pairs) Ok = disjoint(B, Ok, A, Bv, C, D);
+    } else { // hulls per pointer base and kind
+      std::map<std::pair<const SCEV *, bool>, std::pair<Value *, Value *>> Hull;
+      for (auto &[Lo, Hi, A] : R) {
+        auto Key = std::make_pair(SE.getPointerBase(SE.getSCEV(A->Ptr)), A->Store);
+        auto It = Hull.find(Key);
+        if (It == Hull.end()) {
+          Hull[Key] = {Lo, Hi};
+        } else {
+          It->second.first = B.CreateBinaryIntrinsic(Intrinsic::umin, It->second.first, Lo);
+          It->second.second = B.CreateBinaryIntrinsic(Intrinsic::umax, It->second.second, Hi);
+        }
+      }
+      for (auto &[KL, VL] : Hull)
+        if (!KL.second)
+          for (auto &[KS, VS] : Hull)
+            if (KS.second) Ok = disjoint(B, Ok, VL.first, VL.second, VS.first, VS.second);
+    }
+    // per access: the call of the outermost loop whose bytes still form one interval
+    std::map<std::pair<const SCEV *, Instruction *>, Value *> Here;
+    auto expandAt = [&](const SCEV *S, Instruction *T) {
+      auto Key = std::make_pair(S, T);
+      auto It = Here.find(Key);
+      return It != Here.end() ? It->second : (Here[Key] = Exp.expandCodeFor(S, IntPtr, T));
+    };
+    for (int Stores = 0; Stores < 2; ++Stores)
+      for (auto &[LoK, HiK, A] : R) {
+        if (A->Store != (bool)Stores) continue;
+        int K = A->Level;
+        SmallVector<Value *, kMaxDepth + 1> E(K + 2, nullptr); // E[j]: the bytes over Loops[j] tile
+        for (int J = 1; J <= K; ++J) {
+          B.SetInsertPoint(At);
+          Value *T = B.CreateICmpULE(expandAt(A->Tile[J].first, At), expandAt(A->Tile[J].second, At));
+          E[J] = E[J - 1] ? B.CreateAnd(E[J - 1], T) : T;
+        }
+        for (int J = 0; J <= K; ++J) {
+          Instruction *T = A->Loops[J]->getLoopPreheader()->getTerminator();
+          Value *Lo = J == K ? LoK : expandAt(A->Lo[J], T);
+          Value *Hi = J == K ? HiK : expandAt(A->Hi[J], T);
+          B.SetInsertPoint(T);
+          B.SetCurrentDebugLocation(A->I->getDebugLoc());
+          Value *Run = Ok; // the check held, inner loops' guards held, and this is the right level
+          for (auto &[V, Pol] : A->Conds[J]) {
+            Value *C = Pol ? V : B.CreateNot(V);
+            Run = Run ? B.CreateAnd(Run, C) : C;
+          }
+          if (E[J]) Run = Run ? B.CreateAnd(Run, E[J]) : E[J];
+          if (J < K) {
+            Value *NotOuter = B.CreateNot(E[J + 1]);
+            Run = Run ? B.CreateAnd(Run, NotOuter) : NotOuter;
+          }
+          Value *N = B.CreateSub(Hi, Lo);
+          if (Run) N = B.CreateSelect(Run, N, ConstantInt::get(IntPtr, 0));
+          B.CreateCall(A->Store ? RStore : RLoad, {B.CreateIntToPtr(Lo, B.getPtrTy()), N});
+        }
+        A->Guard = Ok;
+      }
+  }
+
+  /// Two versions of L: the original when Ok holds, a copy (VMap) otherwise (as LoopVersioning).
+  bool version(Loop *L, Value *Ok, ValueToValueMapTy &VMap) {
+    BasicBlock *Exit = L->getExitBlock(), *Check = L->getLoopPreheader();
+    if (!Exit || !Check) return false;
+    formLCSSARecursively(*L, DT, &LI, &SE);
+    BasicBlock *PH = SplitBlock(Check, Check->getTerminator(), &DT, &LI, nullptr, L->getHeader()->getName() + ".qv.ph");
+    SmallVector<BasicBlock *, 16> Blocks;
+    Loop *NL = cloneLoopWithPreheader(PH, Check, L, VMap, ".qv", &LI, &DT, Blocks);
+    remapInstructionsInBlocks(Blocks, VMap);
+    Instruction *Term = Check->getTerminator();
+    BranchInst::Create(PH, NL->getLoopPreheader(), Ok, Term->getIterator());
+    Term->eraseFromParent();
+    DT.changeImmediateDominator(Exit, Check);
+    for (PHINode &PN : Exit->phis()) { // LCSSA: every value used after the loop passes here
+      Value *V = PN.getIncomingValueForBlock(L->getExitingBlock());
+      auto It = VMap.find(V);
+      PN.addIncoming(It != VMap.end() ? static_cast<Value *>(It->second) : V, NL->getExitingBlock());
+    }
+    return true;
+  }
+
+  bool run(bool Hoist) {
+    std::vector<Access> As;
+    for (BasicBlock &BB : F)
+      for (Instruction &I : BB) {
+        Value *P = getLoadStorePointerOperand(&I);
+        if (!P || P->getType()->getPointerAddressSpace() != 0) continue;
+        Type *T = isa<LoadInst>(I) ? I.getType() : cast<StoreInst>(I).getValueOperand()->getType();
+        int Idx = sizeIndex(DL, T);
+        if (Idx < 0) continue;
+        As.push_back(Access{&I, P, 1u << Idx, isa<StoreInst>(I), Idx, {}, {}, {}, {}, {}});
+      }
+    if (As.empty()) return false;
+    if (Hoist) {
+      for (Access &A : As) {
+        auto *LdI = dyn_cast<LoadInst>(A.I);
+        auto *StI = dyn_cast<StoreInst>(A.I);
+        if ((LdI && !LdI->isSimple()) || (StI && !StI->isSimple())) continue;
+        levels(A);
+        A.Level = (int)A.Loops.size() - 1;
+      }
+      settle(As);
+    }
+    LLVMContext &Ctx = F.getContext();
+    Module &M = *F.getParent();
+    Type *Void = Type::getVoidTy(Ctx), *Ptr = PointerType::getUnqual(Ctx);
+    FunctionCallee RLoad = callback(M, "__quiver_range_load", FunctionType::get(Void, {Ptr, IntPtr}, false));
+    FunctionCallee RStore = callback(M, "__quiver_range_store", FunctionType::get(Void, {Ptr, IntPtr}, false));
+    // 1. range calls (all SCEV expansion before the CFG changes below)
+    std::map<Loop *, std::vector<Access *>> Groups;
+    for (Access &A : As)
+      if (A.Level >= 0) Groups[A.Loops[A.Level]].push_back(&A);
+    for (auto &[L, H] : Groups) emitGroup(L, H, RLoad, RStore);
+    // 2. a loop whose ranges depend on a run-time check runs in two versions: as compiled when
+    //    the check holds (no callbacks: the vectoriser still sees a plain loop), and a copy with
+    //    per-access callbacks when it does not. Inner such loops keep one version, guarded calls.
+    std::vector<std::vector<Copy>> Copies(As.size());
+    for (size_t K = 0; K < As.size(); ++K) {
+      Access &A = As[K];
+      Copies[K].push_back({A.I, A.Level < 0 || A.Guard, A.Level >= 0 ? A.Guard : nullptr});
+    }
+    for (auto &[L, H] : Groups) {
+      if (!H.front()->Guard || !L->getExitBlock()) continue;
+      bool Inner = false;
+      for (auto &[L2, H2] : Groups)
+        Inner |= L2 != L && H2.front()->Guard && L2->contains(L);
+      if (Inner) continue;
+      ValueToValueMapTy VMap;
+      if (!version(L, H.front()->Guard, VMap)) continue;
+      for (size_t K = 0; K < As.size(); ++K) {
+        Access &A = As[K];
+        if (!L->contains(A.I->getParent())) continue;
+        bool Mine = A.Level >= 0 && A.Loops[A.Level] == L;
+        Copy C = Copies[K].front();
+        auto *Clone = cast<Instruction>(VMap[A.I]);
+        if (Mine) {
+          Copies[K].front() = {A.I, false, nullptr};
+          Copies[K].push_back({Clone, true, nullptr});
+        } else {
+          Value *G = C.Guard ? VMap.lookup(C.Guard) : nullptr;
+          Copies[K].push_back({Clone, C.Call, G ? G : C.Guard});
+        }
+      }
+    }
+    // 3. per-access calls: always for the rest, when the run-time check failed for the guarded
+    static const char *Sizes[] = {"1", "2", "4", "8", "16"};
+    for (size_t K = 0; K < As.size(); ++K) {
+      Access &A = As[K];
+      std::string Name = std::string("__sanitizer_cov_") + (A.Store ? "store" : "load") + Sizes[A.Idx];
+      FunctionCallee CB = callback(M, Name, FunctionType::get(Void, {Ptr}, false));
+      for (Copy &C : Copies[K]) {
+        if (!C.Call) continue;
+        Instruction *At = C.I;
+        if (C.Guard) {
+          IRBuilder<> G(C.I);
+          At = SplitBlockAndInsertIfThen(G.CreateNot(C.Guard), C.I, false);
+        }
+        IRBuilder<> B(At);
+        B.SetCurrentDebugLocation(C.I->getDebugLoc());
+        B.CreateCall(CB, {getLoadStorePointerOperand(C.I)});
+      }
+    }
+    return true;
+  }
+};
+
+struct QuiverRangePass : PassInfoMixin<QuiverRangePass> {
+  bool Hoist;
+  explicit QuiverRangePass(bool Hoist) : Hoist(Hoist) {}
+  static bool isRequired() { return true; } // runs on optnone (-O0) functions too
+
+  PreservedAnalyses run(Function &F, FunctionAnalysisManager &FAM) {
+    if (skipFunction(F)) return PreservedAnalyses::all();
+    const char *Off = std::getenv("QUIVER_NO_RANGE_PASS");
+    bool H = Hoist && !F.hasOptNone() && !(Off && *Off && std::strcmp(Off, "0") != 0);
+    auto &LI = FAM.getResult<LoopAnalysis>(F);
+    auto &DT = FAM.getResult<DominatorTreeAnalysis>(F);
+    auto &SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
+    auto &AA = FAM.getResult<AAManager>(F);
+    return Instrumenter(F, LI, DT, SE, AA).run(H) ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  }
+};
+
+} // namespace
+
+// Optimised builds: at the vectoriser's start, so loops are rotated and simplified but not yet
+// split into vector body and remainder (a nest is still a nest); the loop the program normally
+// runs has no callback left, so the vectoriser still vectorises it. -O0: at the end, per access.
+extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
+  return {LLVM_PLUGIN_API_VERSION, "quiver-range", "1", [](PassBuilder &PB) {
+            // (the -O0 pipeline invokes every extension point too: instrument there only once)
+            PB.registerVectorizerStartEPCallback([](FunctionPassManager &FPM, OptimizationLevel Level) {
+              if (Level == OptimizationLevel::O0) return;
+              FPM.addPass(LoopSimplifyPass());
+              FPM.addPass(QuiverRangePass(true));
+            });
+            PB.registerOptimizerLastEPCallback([](ModulePassManager &MPM, OptimizationLevel Level) {
+              if (Level == OptimizationLevel::O0)
+                MPM.addPass(createModuleToFunctionPassAdaptor(QuiverRangePass(false)));
+            });
+          }};
+}
