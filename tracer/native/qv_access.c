@@ -221,6 +221,7 @@ static inline void run_emit(qv_tls *t, qv_run *r) {
   e.addr = r->lo;
   e.size = r->hi - r->lo;
   e.op = r->write;
+  e.aux = r->width;
   e.device = t->dev;
   e.id = t->dev >= 0 ? t->construct : -1;
   e.pc = r->pc;
@@ -243,8 +244,10 @@ void qv_runs_flush(qv_tls *t) {
   t->run_seq = 0;
 }
 
-static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
+static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int w, uintptr_t pc,
+                             int width) {
   r->lo = a;
+  r->width = width;
   r->hi = a + n;
   r->pc = pc;
   r->write = w;
@@ -255,7 +258,7 @@ static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int
 /* Code addresses this close are one loop body (unrolled or vectorised copies of one access). */
 #define QV_NEAR_PC 512
 
-static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
+static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t pc, int width) {
   qv_run *s = NULL, *same_pc = NULL, *victim = NULL;
   uintptr_t e = a + n;
   for (int i = 0; i < QV_RUN_SLOTS; i++) {
@@ -285,18 +288,20 @@ static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t
     }
     if (a < s->lo) s->lo = a;
     if (e > s->hi) s->hi = e;
+    if (s->width != width) s->width = 0;
     return;
   restart:
     run_emit(t, s);
-    run_start(t, s, a, n, w, pc);
+    run_start(t, s, a, n, w, pc, width);
     return;
   }
   if (same_pc) victim = same_pc; /* a new run of the same access replaces its old one */
   if (victim->seq) run_emit(t, victim);
-  run_start(t, victim, a, n, w, pc);
+  run_start(t, victim, a, n, w, pc, width);
 }
 
-static inline void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
+/* width: bytes of one access (1..16), 0 for a range of many accesses */
+static inline void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc, int width) {
   qv_tls *t = &qv_t;
   if (t->dev < 0) {
     if (!in_ranges(&g_host, a, n)) return;
@@ -305,17 +310,17 @@ static inline void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
   } else if (!in_ranges(&g_dev, a, n) && on_kernel_stack(t, a)) {
     return; /* another kernel thread's locals (shared loop bounds ...) */
   }
-  run_add(t, a, n, w, pc);
+  run_add(t, a, n, w, pc, width);
 }
 
 void qv_access_range(uintptr_t a, uintptr_t n, int write, uintptr_t pc) {
-  if (qv_rec && n) access(a, n, write, pc);
+  if (qv_rec && n) access(a, n, write, pc, 0);
 }
 
 #define QV_RA ((uintptr_t)__builtin_return_address(0))
 #define QV_CB(kind, n, T, w)                                                          \
   void __sanitizer_cov_##kind##n(T *p) {                                              \
-    if (__builtin_expect(qv_rec, 1)) access((uintptr_t)p, n, w, QV_RA);               \
+    if (__builtin_expect(qv_rec, 1)) access((uintptr_t)p, n, w, QV_RA, n);               \
   }
 QV_CB(load, 1, uint8_t, 0)
 QV_CB(load, 2, uint16_t, 0)
@@ -332,10 +337,10 @@ QV_CB(store, 16, __int128, 1)
  * one load or store over a whole loop, reported once before the loop; the return address
  * carries the access's debug location. Same filtering and coalescing as one access of n bytes. */
 void __quiver_range_load(void *p, size_t n) {
-  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 0, QV_RA);
+  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 0, QV_RA, 0);
 }
 void __quiver_range_store(void *p, size_t n) {
-  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 1, QV_RA);
+  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 1, QV_RA, 0);
 }
 
 /* Not used with func,trace-loads,trace-stores, but harmless if a build adds trace-pc-guard. */

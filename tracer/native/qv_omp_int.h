@@ -32,6 +32,7 @@ typedef struct qv_run {
   int64_t t0;
   uint64_t seq;     /* start order among this thread's runs (0 = slot empty) */
   int32_t write;
+  int32_t width;    /* bytes of each single access in the run; 0 = mixed or a hoisted range */
 } qv_run;
 
 /* What an offload entry wrapper tells the OMPT callbacks nested in it. */
