@@ -35,6 +35,7 @@ RAW_DTYPE = np.dtype(
     ]
 )
 assert RAW_DTYPE.itemsize == 96
+RAW_WORDS = RAW_DTYPE.itemsize // 8  # int64 words per record
 
 F_AUX_STR = 0x1
 F_AUX2_STR = 0x2
