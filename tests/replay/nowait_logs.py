@@ -230,3 +230,28 @@ class Program:
     def write_log(self, path) -> str:
         self.b.write(path)
         return str(path)
+
+
+def fig2(task_runs_at: str, taskwait: bool = False) -> Program:
+    """Seed 000 Fig. 2 (paper line numbers), the nowait task recorded at one of several points:
+    ``launch``, ``before-end`` (of the data region) or ``late`` (after it); ``taskwait`` adds one at line 17."""
+    p = Program("fig2.c")
+    a = p.var("a", 0x1000, 1, line=1)
+    p.write(a, 1)
+    p.target(2, [(a, "to")], [(a, "r", 3), (a, "w", 3)])
+    p.read(a, 5)
+    p.target_data(7, [(a, "tofrom")])
+    t = p.nowait_target(9, [(a, "tofrom")], [(a, "w", 11)])
+    if task_runs_at == "launch":
+        t.run()
+    p.read(a, 13)
+    p.write(a, 13)
+    if task_runs_at == "before-end":
+        t.run()
+    p.end_target_data()
+    if task_runs_at == "late":
+        t.run()
+    p.read(a, 16)
+    if taskwait:
+        p.taskwait(17)
+    return p

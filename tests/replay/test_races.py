@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from nowait_logs import Program
+from nowait_logs import Program, fig2
 from quiver.formats import LogBuilder, RmaOp, read_log
 from quiver.replay.findings import FindingKind
 from quiver.replay.happens_before import build_happens_before
@@ -20,28 +20,6 @@ def races(p: Program, tmp_path):
 def pairs(findings):
     """(variable, access line, other line, copy side) of each race."""
     return sorted((f.variable, f.access.line, f.related[0].site.line, f.details["copy"]) for f in findings)
-
-
-def fig2(task_runs_at: str) -> Program:
-    """Seed 000 Fig. 2, with the nowait task recorded at one of several points."""
-    p = Program("fig2.c")
-    a = p.var("a", 0x1000, 1, line=1)
-    p.write(a, 1)
-    p.target(2, [(a, "to")], [(a, "r", 3), (a, "w", 3)])
-    p.read(a, 5)
-    p.target_data(7, [(a, "tofrom")])
-    t = p.nowait_target(9, [(a, "tofrom")], [(a, "w", 11)])
-    if task_runs_at == "launch":
-        t.run()
-    p.read(a, 13)
-    p.write(a, 13)
-    if task_runs_at == "before-end":
-        t.run()
-    p.end_target_data()
-    if task_runs_at == "late":
-        t.run()
-    p.read(a, 16)
-    return p
 
 
 @pytest.mark.parametrize("when", ["launch", "before-end"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from nowait_logs import Program
+from nowait_logs import Program, fig2
 from quiver.formats import LogBuilder, read_log
 from quiver.replay.findings import FindingKind, merge_findings
 from quiver.replay.happens_before import build_happens_before
@@ -78,36 +78,15 @@ def test_issue_of_the_recorded_run_is_one_finding_with_its_schedules(tmp_path):
     assert merge_findings(scheduled + mapping)[0].message == merged[0].message
 
 
-def fig2(task_runs_at: str) -> Program:
-    """Seed 000 Fig. 2 (paper line numbers), the nowait task recorded at launch or before the region end."""
-    p = Program("fig2.c")
-    a = p.var("a", 0x1000, 1, line=1)
-    p.write(a, 1)
-    p.target(2, [(a, "to")], [(a, "r", 3), (a, "w", 3)])
-    p.read(a, 5)
-    p.target_data(7, [(a, "tofrom")])
-    t = p.nowait_target(9, [(a, "tofrom")], [(a, "w", 11)])
-    if task_runs_at == "launch":
-        t.run()
-    p.read(a, 13)
-    p.write(a, 13)
-    if task_runs_at == "before-end":
-        t.run()
-    p.end_target_data()
-    p.read(a, 16)
-    p.taskwait(17)
-    return p
-
-
 def test_fig2_line_16_is_nondeterministic(tmp_path):
-    log = open_log(fig2("launch"), tmp_path)
+    log = open_log(fig2("launch", taskwait=True), tmp_path)
     mapping = {(f.kind, f.access.line) for f in check_mapping(log, CheckOptions())}
     assert (FindingKind.USE_OF_STALE_DATA, 5) in mapping        # every schedule: the mapping checker's
     found = check_schedules(log, CheckOptions())
     assert summary(found) == [(FindingKind.USE_OF_STALE_DATA, "a", 16, 1, 2, True)]
     assert found[0].details["schedules"]["witness"].startswith("the synchronous schedule")
 
-    log = open_log(fig2("before-end"), tmp_path, "late.arrow")
+    log = open_log(fig2("before-end", taskwait=True), tmp_path, "late.arrow")
     assert summary(check_schedules(log, CheckOptions())) == [(FindingKind.USE_OF_STALE_DATA, "a", 16, 1, 2, False)]
 
 
