@@ -5,7 +5,7 @@ cd "$(dirname "$0")"
 TRACE=../.venv/bin/trace
 mkdir -p out
 set -x
-$TRACE cc -g -O1 saxpy_alloc.c -o out/saxpy_alloc || exit 2
+$TRACE cc -g -O0 saxpy_alloc.c -o out/saxpy_alloc || exit 2
 $TRACE record -o out/saxpy_alloc.arrow -- ./out/saxpy_alloc || exit 2
 $TRACE info out/saxpy_alloc.arrow
 $TRACE analyze out/saxpy_alloc.arrow
