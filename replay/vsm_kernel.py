@@ -64,6 +64,22 @@ def _cv_bits(di):
     return np.int64(4) << np.int64(2 * di), np.int64(8) << np.int64(2 * di)
 
 
+@njit(cache=True, inline="always")
+def _write_bits(shadow, s0, s1, keep, set_bits):
+    """A write to shadow bytes [s0, s1): clear the other copies' bits, set the writer's."""
+    for s in range(s0, s1):
+        shadow[s] = (np.int64(shadow[s]) & keep) | set_bits
+
+
+@njit(cache=True, inline="always")
+def _any_invalid(shadow, s0, s1, valid_bit):
+    """Whether a read of shadow bytes [s0, s1) finds one whose copy is not valid."""
+    for s in range(s0, s1):
+        if (shadow[s] & valid_bit) == 0:
+            return True
+    return False
+
+
 @njit(cache=True)
 def _search(keys, n, key):
     """Index of the last key <= ``key`` among keys[:n] (sorted), or -1."""
@@ -610,19 +626,11 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
                 s0 = h_base + (key - h_lo)
                 s1 = s0 + (stop - key)
                 if write:
-                    for s in range(s0, s1):
-                        shadow[s] = (np.int64(shadow[s]) | (OVV | OVI)) & keep_host
+                    _write_bits(shadow, s0, s1, keep_host, (OVV | OVI) & keep_host)
                     if watching:
                         _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
-                else:
-                    bad = False
-                    for s in range(s0, s1):
-                        if (shadow[s] & OVV) == 0:
-                            bad = True
-                            break
-                    if bad:
-                        _host_read_findings(shadow, s0, s1, key, g, rk, loc[r], aux[r], sz, en, cl, ctr, fd,
-                                            fd_hash)
+                elif _any_invalid(shadow, s0, s1, OVV):
+                    _host_read_findings(shadow, s0, s1, key, g, rk, loc[r], aux[r], sz, en, cl, ctr, fd, fd_hash)
                 key = stop
         else:
             # ---------------- device access: pieces in live CVs, gaps checked for overflow ----------------
@@ -670,19 +678,12 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
                 s0 = d_sh + (key - d_lo)
                 s1 = s0 + (stop - key)
                 if write:
-                    for s in range(s0, s1):
-                        shadow[s] = (np.int64(shadow[s]) & keep_dev) | cvv | cvi
+                    _write_bits(shadow, s0, s1, keep_dev, cvv | cvi)
                     if watching:
                         _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
-                else:
-                    bad = False
-                    for s in range(s0, s1):
-                        if (shadow[s] & cvv) == 0:
-                            bad = True
-                            break
-                    if bad:
-                        _device_read_findings(shadow, s0, s1, key, g, rk, di, cvv, cvi, d_e, loc[r], aux[r], sz,
-                                              en, cl, fd, fd_hash, ctr)
+                elif _any_invalid(shadow, s0, s1, cvv):
+                    _device_read_findings(shadow, s0, s1, key, g, rk, di, cvv, cvi, d_e, loc[r], aux[r], sz,
+                                          en, cl, fd, fd_hash, ctr)
                 key = stop
 
 
