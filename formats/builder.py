@@ -195,10 +195,14 @@ class LogBuilder:
 
     def access(self, addr: int, size: int, *, write: bool = False, device: int = -1, construct: int = -1,
                site: Site = None, thread: int = 0, rank: int = 0, atomic: bool = False,
-               time_ns: int | None = None) -> None:
+               time_ns: int | None = None, width: int = 0, stride: int = 0, blocks: int = 1) -> None:
+        """``blocks`` > 1: a strided run, ``blocks`` blocks of ``size`` bytes every ``stride`` bytes."""
+        if blocks > 1 and stride <= size:
+            raise ValueError(f"a strided access needs stride > size (stride {stride}, size {size})")
         flags = (AccessFlag.WRITE if write else 0) | (AccessFlag.ATOMIC if atomic else 0)
         self.event(EventKind.ACCESS, addr=addr, size=size, op=int(flags), device=device, id=construct,
-                   loc=self._loc(site), thread=thread, rank=rank, time_ns=time_ns)
+                   loc=self._loc(site), thread=thread, rank=rank, time_ns=time_ns, aux=width,
+                   addr2=stride if blocks > 1 else 0, aux2=blocks if blocks > 1 else 0)
 
     # MPI ---------------------------------------------------------------------------------
     def win_create(self, rank: int, win: int, base: int, size: int, *, disp_unit: int = 1,

@@ -23,7 +23,7 @@ import numpy as np
 
 from .errors import LogFormatError
 from .reader import EventLog, read_log
-from .schema import FORMAT_VERSION
+from .schema import FORMAT_VERSION, MIN_FORMAT_VERSION
 from .writer import Location, write_log
 
 MANIFEST = "manifest.json"
@@ -103,8 +103,9 @@ def open_logs(path: str | os.PathLike) -> LogSet:
     if not isinstance(manifest, dict) or manifest.get("format") != SPLIT_FORMAT:
         raise LogFormatError(f"{mpath}: not a quiver split-log manifest")
     version = manifest.get("format_version")
-    if version != FORMAT_VERSION:
-        raise LogFormatError(f"{mpath}: format version {version} is not the one this quiver reads ({FORMAT_VERSION})")
+    if not isinstance(version, int) or not MIN_FORMAT_VERSION <= version <= FORMAT_VERSION:
+        raise LogFormatError(f"{mpath}: format version {version} is not one this quiver reads "
+                             f"({MIN_FORMAT_VERSION}-{FORMAT_VERSION})")
     files = [p / f for f in manifest.get("files", [])]
     missing = [f.name for f in files if not f.exists()]
     if missing:

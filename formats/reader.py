@@ -25,6 +25,7 @@ from .schema import (
     META_RUN,
     META_STRINGS,
     META_VERSION,
+    MIN_FORMAT_VERSION,
 )
 
 ARROW_MAGIC = b"ARROW1"
@@ -65,9 +66,9 @@ def validate_schema(schema: pa.Schema, path: Path) -> dict[bytes, bytes]:
         raise LogFormatError(
             f"{path}: format version {version} is newer than this quiver reads ({FORMAT_VERSION}); upgrade quiver"
         )
-    if version < FORMAT_VERSION:
+    if version < MIN_FORMAT_VERSION:
         raise LogFormatError(
-            f"{path}: format version {version} is older than this quiver reads ({FORMAT_VERSION}); re-record it"
+            f"{path}: format version {version} is older than this quiver reads ({MIN_FORMAT_VERSION}); re-record it"
         )
     names = schema.names
     if names != COLUMN_NAMES:

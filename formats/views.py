@@ -30,7 +30,8 @@ RENAMES: dict[str, dict[str, str]] = {
     "kernels": {"id": "construct", "id2": "target_task", "device": "device"},
     "tasks": {"id": "task", "id2": "parent", "op": "flags", "addr": "depend_addr"},
     "sync": {"op": "sync_kind", "id": "id"},
-    "accesses": {"addr": "addr", "size": "bytes", "op": "flags", "device": "device", "id": "construct"},
+    "accesses": {"addr": "addr", "size": "bytes", "op": "flags", "device": "device", "id": "construct",
+                 "addr2": "stride", "aux2": "blocks"},
     "windows": {"id": "window", "addr": "base", "size": "bytes", "aux": "disp_unit", "op": "flavor"},
     "rma": {"op": "op", "id": "window", "id2": "target", "aux": "target_disp", "size": "bytes",
             "addr": "origin_addr", "name": "mpi_op", "device": "datatype_size", "aux2": "request"},
@@ -102,6 +103,8 @@ def family_view(log: EventLog, family: str, events: pl.DataFrame | None = None) 
                      .otherwise(None).alias("depend_kind"))
     exprs.append(pl.col("loc"))
     out = df.select(exprs)
+    if family == "accesses":  # aux2 0 (a plain run, all version 1 logs) is one block
+        out = out.with_columns(pl.max_horizontal(pl.col("blocks"), pl.lit(1, pl.Int64)).cast(pl.Int64).alias("blocks"))
     for raw, nice in RENAMES[family].items():
         if (family, raw) in STRING_COLUMNS:
             out = out.with_columns(strings.gather(out[nice]).alias(nice) if len(strings)
