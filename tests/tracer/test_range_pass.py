@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from quiver.formats.blocks import explode_blocks
 from quiver.tracer import cc
 from quiver.tracer.native import pass_plugin
 
@@ -39,9 +40,13 @@ def findings(log: Path, src: Path) -> set[tuple[str, str, int]]:
 
 
 def coverage(t) -> dict[tuple[int, bool, str], list[tuple[int, int]]]:
-    """Bytes accessed per (line, write, side), as merged [lo, hi) intervals."""
+    """Bytes accessed per (line, write, side), as merged [lo, hi) intervals. Device reads are keyed
+    by line 0: a thread's read of bytes it already read in the same kernel is recorded once, at the
+    line that read them first, and which line that is differs between the builds."""
     out = {}
-    a = t.accesses.filter(pl.col("file").str.ends_with(".c"))
+    a = explode_blocks(t.accesses.filter(pl.col("file").str.ends_with(".c")))
+    a = a.with_columns(pl.when(pl.col("write") | (pl.col("side") == "host")).then(pl.col("line"))
+                       .otherwise(0).alias("line"))
     for (line, write, side), g in a.group_by(["line", "write", "side"]):
         lo = g["addr"].to_numpy().astype(np.int64)
         hi = lo + g["bytes"].to_numpy().astype(np.int64)
@@ -102,7 +107,7 @@ def test_stencil_nest_same_bytes_far_fewer_events(record_c, omp_build):
     assert covs["range"] == covs["per_access"]
     # the loads of lines 14-15 and the store of line 14; rows of b have gaps (x = 0 and n-1 are
     # not written), so the store is one interval per row, never one per plane
-    assert {(line, w) for line, w, _ in covs["range"]} >= {(14, True), (14, False), (15, False)}
+    assert {(line, w) for line, w, _ in covs["range"]} >= {(14, True), (0, False)}
     n = 24
     assert len(covs["range"][(14, True, "device")]) == (n - 2) * (n - 2)
 

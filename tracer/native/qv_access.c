@@ -173,9 +173,10 @@ static uintptr_t stack_base_lo(qv_tls *t) {
   return t->stk_base_lo;
 }
 
-void qv_device_enter(qv_tls *t, int32_t dev, int64_t construct, uintptr_t frame) {
+void qv_device_enter(qv_tls *t, int32_t dev, int64_t construct, uintptr_t frame, int strided) {
   qv_runs_flush(t);
   t->dev = dev;
+  t->strided = strided;
   t->construct = construct;
   t->stk_lo = stack_base_lo(t);
   t->stk_hi = frame;
@@ -197,6 +198,7 @@ void qv_device_enter(qv_tls *t, int32_t dev, int64_t construct, uintptr_t frame)
 void qv_device_leave(qv_tls *t) {
   qv_runs_flush(t);
   t->dev = -1;
+  t->strided = 0;
   t->construct = -1;
   t->stk_lo = t->stk_hi = 0;
   if (t->slot_idx >= 0) atomic_store_explicit(&g_kstk[t->slot_idx][1], 0, memory_order_release);
@@ -219,7 +221,13 @@ static inline void run_emit(qv_tls *t, qv_run *r) {
   e.time_ns = r->t0;
   e.kind = QV_K_ACCESS;
   e.addr = r->lo;
-  e.size = r->hi - r->lo;
+  if (r->blocks > 1) { /* FORMAT.md: a strided run */
+    e.size = r->bsize;
+    e.addr2 = r->stride;
+    e.aux2 = (int64_t)r->blocks;
+  } else {
+    e.size = r->hi - r->lo;
+  }
   e.op = r->write;
   e.aux = r->width;
   e.device = t->dev;
@@ -249,6 +257,7 @@ static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int
   r->lo = a;
   r->width = width;
   r->hi = a + n;
+  r->blocks = 1;
   r->pc = pc;
   r->write = w;
   r->t0 = qv_stamp();
@@ -258,8 +267,27 @@ static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int
 /* Code addresses this close are one loop body (unrolled or vectorised copies of one access). */
 #define QV_NEAR_PC 512
 
+/* Whether [a, e) touches a byte of run r. */
+static inline int run_hits(const qv_run *r, uintptr_t a, uintptr_t e) {
+  if (a >= r->hi || e <= r->lo) return 0;
+  if (r->blocks == 1 || a <= r->lo) return 1;
+  uintptr_t i = (a - r->lo) / r->stride, b = r->lo + i * r->stride; /* block at or before a */
+  return a < b + r->bsize || (i + 1 < r->blocks && e > b + r->stride);
+}
+
+/* Whether [a, e) lies inside one block of run r. */
+static inline int run_covers(const qv_run *r, uintptr_t a, uintptr_t e) {
+  if (a < r->lo || e > r->hi) return 0;
+  if (r->blocks == 1) return 1;
+  uintptr_t off = (a - r->lo) % r->stride;
+  return off + (e - a) <= r->bsize;
+}
+
+enum { GROW = 1, NEXT_BLOCK, SECOND_BLOCK };
+
 static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t pc, int width) {
   qv_run *s = NULL, *same_pc = NULL, *victim = NULL;
+  int how = 0;
   uintptr_t e = a + n;
   for (int i = 0; i < QV_RUN_SLOTS; i++) {
     qv_run *r = &t->runs[i];
@@ -267,13 +295,27 @@ static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t
       if (!victim || victim->seq) victim = r;
       continue;
     }
-    /* bytes this thread wrote in a pending run: reading or rewriting them changes no
-     * validity state and races with nothing the earlier write does not race with */
-    if (r->write && a >= r->lo && e <= r->hi) return;
+    /* bytes this thread wrote in a pending run: reading or rewriting them changes no validity
+     * state and races with nothing the earlier write does not race with. On the device side of a
+     * (not nowait) kernel, bytes it read in a pending run: nothing but a data op or a host write
+     * can invalidate a device copy while the kernel runs, and either would end the kernel first. */
+    if ((r->write || (!w && t->strided)) && run_covers(r, a, e)) return;
     if (r->write == w) {
-      uintptr_t d = pc > r->pc ? pc - r->pc : r->pc - pc;
-      if (d < QV_NEAR_PC && a <= r->hi && e >= r->lo) { /* adjacent or overlapping */
+      if (r->blocks == 1) {
+        uintptr_t d = pc > r->pc ? pc - r->pc : r->pc - pc;
+        if (d < QV_NEAR_PC && a <= r->hi && e >= r->lo) { /* adjacent or overlapping */
+          s = r;
+          how = GROW;
+          break;
+        }
+        if (r->pc == pc && t->strided && a > r->hi && n == r->hi - r->lo) { /* the same span again, further on */
+          s = r;
+          how = SECOND_BLOCK;
+          break;
+        }
+      } else if (r->pc == pc && n == r->bsize && a == r->lo + r->blocks * r->stride) {
         s = r;
+        how = NEXT_BLOCK;
         break;
       }
       if (r->pc == pc) same_pc = r;
@@ -284,10 +326,19 @@ static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t
     for (int i = 0; i < QV_RUN_SLOTS; i++) {
       qv_run *o = &t->runs[i];
       if (o == s || o->seq <= s->seq) continue;
-      if (a < o->hi && e > o->lo && (o->write || w)) goto restart;
+      if ((o->write || w) && run_hits(o, a, e)) goto restart;
     }
-    if (a < s->lo) s->lo = a;
-    if (e > s->hi) s->hi = e;
+    if (how == GROW) {
+      if (a < s->lo) s->lo = a;
+      if (e > s->hi) s->hi = e;
+    } else {
+      if (how == SECOND_BLOCK) {
+        s->bsize = s->hi - s->lo;
+        s->stride = a - s->lo;
+      }
+      s->blocks++;
+      s->hi = e;
+    }
     if (s->width != width) s->width = 0;
     return;
   restart:

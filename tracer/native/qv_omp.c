@@ -129,7 +129,7 @@ static int devmap_take(uintptr_t dev, uintptr_t *host, uintptr_t *size) {
 
 /* parallel regions that run on the device side: region id -> construct */
 #define QV_REGIONS 65536
-static struct { _Atomic int64_t region; int32_t dev; int64_t construct; uintptr_t unused; } g_regions[QV_REGIONS];
+static struct { _Atomic int64_t region; int32_t dev; int32_t strided; int64_t construct; uintptr_t unused; } g_regions[QV_REGIONS];
 
 /* ---- psource and map names ---- */
 
@@ -262,6 +262,7 @@ static void on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t endpoint, in
     t->cur_construct = id;
     t->cur_device = device_num;
     t->cur_task = task;
+    t->cur_nowait = nowait;
     t->cur_loc_str = t->pend.active ? intern_psource(t->pend.psource) : -1;
     t->last_construct = id;
     e.kind = QV_K_CONSTRUCT_BEGIN;
@@ -441,7 +442,7 @@ static void on_submit_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *target_da
     e.aux = requested_num_teams;
     qv_emit(&e);
     uintptr_t hi = t->kernel_frame ? t->kernel_frame : (uintptr_t)__builtin_frame_address(0) + 256;
-    qv_device_enter(t, t->cur_device, e.id, hi);
+    qv_device_enter(t, t->cur_device, e.id, hi, !t->cur_nowait);
   } else {
     qv_device_leave(t);
   }
@@ -457,6 +458,7 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data, const ompt_fr
   size_t k = (size_t)id % QV_REGIONS;
   g_regions[k].dev = t->dev;
   g_regions[k].construct = t->construct;
+  g_regions[k].strided = t->strided;
   atomic_store_explicit(&g_regions[k].region, id, memory_order_release);
   /* the fork: everything the team does is ordered after what this thread did before */
   qv_event_t e = QV_EVENT_INIT;
@@ -478,8 +480,9 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
   if (endpoint == ompt_scope_begin) {
     t->region = parallel_data ? (int64_t)parallel_data->value : -1;
     /* remember the side this thread was on, restored at the end */
-    task_data->value = t->dev >= 0 ? ((uint64_t)t->construct << 8) | (uint64_t)(t->dev + 1) : 0;
-    int32_t dev = -1;
+    task_data->value =
+        t->dev >= 0 ? ((uint64_t)t->construct << 8) | ((uint64_t)(t->strided != 0) << 7) | (uint64_t)(t->dev + 1) : 0;
+    int32_t dev = -1, strided = 0;
     int64_t construct = -1;
     if (parallel_data) {
       int64_t id = (int64_t)parallel_data->value;
@@ -487,6 +490,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
       if (atomic_load_explicit(&g_regions[k].region, memory_order_acquire) == id) {
         dev = g_regions[k].dev;
         construct = g_regions[k].construct;
+        strided = g_regions[k].strided;
       }
     }
     if (dev >= 0 && t->dev < 0) { /* a worker joins a parallel region inside a kernel */
@@ -502,7 +506,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
         t->in_tool--;
         if (!t->stk_top) t->stk_top = (uintptr_t)__builtin_frame_address(0) + 4096;
       }
-      qv_device_enter(t, dev, construct, t->stk_top);
+      qv_device_enter(t, dev, construct, t->stk_top, strided);
     } else if (dev < 0 && t->dev >= 0) {
       qv_device_leave(t);
     }
@@ -518,7 +522,8 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
   } else {
     uint64_t saved = task_data ? task_data->value : 0;
     if (saved) {
-      if (t->dev < 0) qv_device_enter(t, (int32_t)(saved & 0xff) - 1, (int64_t)(saved >> 8), t->stk_hi);
+      if (t->dev < 0)
+        qv_device_enter(t, (int32_t)(saved & 0x7f) - 1, (int64_t)(saved >> 8), t->stk_hi, (int)((saved >> 7) & 1));
     } else if (t->dev >= 0) {
       qv_device_leave(t);
     }

@@ -23,11 +23,13 @@ enum {
 enum { QV_C_TARGET = 1, QV_C_DATA = 2, QV_C_ENTER = 3, QV_C_EXIT = 4, QV_C_UPDATE = 5, QV_C_DATA_END = 6 };
 enum { QV_ALLOC_MALLOC = 1, QV_ALLOC_CALLOC = 2, QV_ALLOC_REALLOC = 3, QV_ALLOC_ALIGNED = 4 };
 
-#define QV_RUN_SLOTS 6
+#define QV_RUN_SLOTS 8
 #define QV_MAX_ARGS 64
 
 typedef struct qv_run {
-  uintptr_t lo, hi; /* [lo, hi) */
+  uintptr_t lo, hi; /* [lo, hi): the whole span; blocks > 1: [lo + i*stride, + bsize) for i < blocks */
+  uintptr_t stride, bsize;
+  uint64_t blocks;  /* 1: one contiguous block [lo, hi) */
   uintptr_t pc;
   int64_t t0;
   uint64_t seq;     /* start order among this thread's runs (0 = slot empty) */
@@ -51,6 +53,8 @@ typedef struct qv_pending {
 
 typedef struct qv_tls {
   int32_t dev;            /* -1: host side; else device number of the kernel this thread runs */
+  int32_t strided;        /* device side of a kernel that is not nowait: runs may become strided */
+  int32_t cur_nowait;     /* the current construct is nowait (set at target_emi begin) */
   int32_t in_tool;        /* >0: inside the tracer itself: nothing is recorded */
   int32_t in_rt;          /* >0: inside an offload entry point: allocations and host-side mem* are the runtime's */
   int64_t construct;      /* construct instance id of the kernel (device side) */
@@ -90,7 +94,7 @@ void qv_untrack_host(uintptr_t lo, uintptr_t hi);
 void qv_track_device(uintptr_t lo, uintptr_t hi);
 void qv_untrack_device(uintptr_t lo, uintptr_t hi);
 void qv_access_range(uintptr_t a, uintptr_t n, int write, uintptr_t pc);
-void qv_device_enter(qv_tls *t, int32_t dev, int64_t construct, uintptr_t frame);
+void qv_device_enter(qv_tls *t, int32_t dev, int64_t construct, uintptr_t frame, int strided);
 void qv_device_leave(qv_tls *t);
 
 /* qv_alloc.c */
