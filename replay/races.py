@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog
+from quiver.formats.blocks import expand_blocks
 
 from .async_text import DEPEND_CONSTRUCTS, RowText
 from .device_copies import device_copies, space_key
@@ -55,7 +56,10 @@ def access_records(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
                     "write": np.broadcast_to(np.asarray(write, dtype=bool), len(rows)).copy(),
                     "atomic": np.zeros(len(rows), bool), "device_part": np.full(len(rows), device_side)}
 
+    blk, blo, bhi = expand_blocks(cols["addr"][acc], cols["size"][acc], cols["addr2"][acc], cols["aux2"][acc])
+    acc = acc[blk]  # one record per block of a strided run
     a = part(acc, False, (op[acc] & 1) != 0)
+    a["lo"], a["hi"] = blo, bhi
     a["space"] = space_key(cols["rank"][acc], cols["device"][acc])
     a["atomic"] = (op[acc] & 2) != 0
     a["device_part"] = cols["device"][acc] >= 0

@@ -134,11 +134,12 @@ class Program:
 
     def _kernel(self, c: int, body, task: int, thread: int) -> None:
         self.b.kernel(c, task=task, thread=thread)
-        for v, rw, line, *rng in body:
+        for v, rw, line, *rng in body:   # rng: first element, elements, [stride in elements, blocks]
             lo = rng[0] if rng else 0
             n = rng[1] if len(rng) > 1 else v.size // v.elem - lo
+            stride, blocks = (rng[2] * v.elem, rng[3]) if len(rng) > 3 else (0, 1)
             self.b.access(self.dev(v) + lo * v.elem, n * v.elem, write=(rw == "w"), device=0, construct=c,
-                          site=self.site(line), thread=thread)
+                          site=self.site(line), thread=thread, stride=stride, blocks=blocks)
 
     # constructs --------------------------------------------------------------------------
     def target(self, line: int, maps, body, thread: int = 0) -> None:

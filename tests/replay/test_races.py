@@ -259,3 +259,18 @@ def test_logs_without_openmp_constructs(tmp_path):
     assert hb.tasks.n_tasks == 0 and not hb.tasks.target_ctx.any()
     assert race_findings(log, cols, hb) == []
     assert check_races(log, CheckOptions()) == []
+
+
+@pytest.mark.parametrize(("stride", "expect"), [(2, []), (3, [("a", 12, 10, "device")])])
+def test_strided_kernel_read_races_only_where_its_blocks_are(tmp_path, stride, expect):
+    """A strided device read (elements 0, s, 2s, ...) of a kernel launched while a nowait kernel
+    writes element 3: a race only when one of its blocks holds element 3, never for the gaps."""
+    p = Program("strided.c")
+    a = p.var("a", 0x4000, 64)
+    p.target_data(5, [(a, "tofrom")])
+    t = p.nowait_target(9, [(a, "tofrom")], [(a, "w", 10, 3, 1)])
+    p.target(12, [(a, "tofrom")], [(a, "r", 12, 0, 1, stride, 8)])
+    t.run()
+    p.taskwait(14)
+    p.end_target_data()
+    assert pairs(races(p, tmp_path)) == expect
