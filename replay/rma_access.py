@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from quiver.formats import AccessFlag, EventKind, LockType, MpiSyncKind, RmaOp, WinFlavor
+from quiver.formats.blocks import expand_blocks
 
 from .rma_sync import INF, Clocks, RankOrder, _key
 
@@ -305,9 +306,10 @@ def build(cols: dict[str, np.ndarray], ro: RankOrder, clk: Clocks) -> tuple[Acce
     # local loads and stores (host side only)
     acc = np.flatnonzero((kind == EventKind.ACCESS) & (cols["device"] < 0) & (cols["size"] > 0))
     if len(acc):
+        blk, lo, hi = expand_blocks(cols["addr"][acc], cols["size"][acc], cols["addr2"][acc], cols["aux2"][acc])
+        acc = acc[blk]  # one row per block of a strided run
         write = (cols["op"][acc] & AccessFlag.WRITE) != 0
-        lo = cols["addr"][acc].astype(np.int64)
-        parts.append(_rows(acc, reg.shard_of(ridx[acc], lo, acc), ridx[acc], lo, lo + cols["size"][acc].astype(np.int64),
+        parts.append(_rows(acc, reg.shard_of(ridx[acc], lo, acc), ridx[acc], lo, hi,
                            np.where(write, STORE, LOAD), write, 1, 0, 0, 0, ridx[acc], seg[acc],
                            ridx[acc], seg[acc] + 1, cols["loc"][acc], 0, -1, -1, 0,
                            np.where(write, B_STORE, B_LOAD)))

@@ -335,3 +335,16 @@ def test_paper_intervals_split_and_report_only_overlaps():
     x, y, a, z = paper_pairs(lo, hi, np.array([3, 4], dtype=np.int64), np.array([0, 2], dtype=np.int64),
                              TABLE2, FIRST)
     assert list(x) == [0] and list(y) == [1] and list(a) == [4] and list(z) == [8]
+
+
+@pytest.mark.parametrize(("stride", "racy"), [(16, False), (12, True)])
+def test_strided_local_store_races_only_where_its_blocks_are(tmp_path, stride, racy):
+    """Rank 1 stores three 4-byte blocks every `stride` bytes from its window base while rank 0 puts
+    into it: blocks [0,4) [16,20) [32,36) leave the put's [8,12) in a gap (their span does not); blocks
+    [0,4) [12,16) [24,28) overlap the put's [8,16) at [12,16)."""
+    b = world()
+    all_(b, S.FENCE, 2)
+    b.rma(0, RmaOp.PUT, 0, 1, 8, 4 if stride == 16 else 8, origin_addr=BUF[0], site=("s.c", 10))
+    b.access(BASE[1], 4, write=True, rank=1, site=("s.c", 20), stride=stride, blocks=3)
+    all_(b, S.FENCE, 2)
+    assert lines(run(b, tmp_path)) == ([(20, 10)] if racy else [])
