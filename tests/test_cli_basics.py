@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from quiver.formats import ConstructKind, DataOpKind, LogBuilder, MapType
+from quiver.formats import FORMAT_VERSION, ConstructKind, DataOpKind, LogBuilder, MapType
 
 TRACE = [sys.executable, "-m", "quiver.cli"]
 
@@ -40,7 +40,7 @@ def test_info_describes_the_log(demo_log):
     out = run_trace("info", demo_log)
     assert out.returncode == 0, out.stderr
     assert "program:        ./demo 3" in out.stdout
-    assert "format version: 1" in out.stdout
+    assert f"format version: {FORMAT_VERSION}" in out.stdout
     assert "status:         complete" in out.stdout
     as_json = json.loads(run_trace("info", "--json", demo_log).stdout)
     assert as_json["counts"]["maps"] == 1 and as_json["counts"]["data_ops"] == 1
