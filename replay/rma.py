@@ -110,8 +110,10 @@ def analyze(log: EventLog, baseline: bool = False, *, ranks: np.ndarray | None =
 
 
 def _has_rma(log: EventLog) -> bool:
-    kinds = log.col("kind")
-    return bool(np.isin(kinds, np.array([int(k) for k in RMA_KINDS], dtype=kinds.dtype)).any())
+    """Whether the log holds an RMA call: a scan of the ``kind`` column alone, batch by batch, so a log
+    without one (plain offloading) is never loaded whole."""
+    wanted = np.array([int(k) for k in RMA_KINDS], dtype=np.int16)
+    return any(np.isin(b["kind"], wanted).any() for b in log.batches(["kind"]))
 
 
 def check_rma(log: EventLog, options: CheckOptions | None = None) -> list[Finding]:
