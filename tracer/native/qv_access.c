@@ -299,7 +299,10 @@ static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t
      * state and races with nothing the earlier write does not race with. On the device side of a
      * (not nowait) kernel, bytes it read in a pending run: nothing but a data op or a host write
      * can invalidate a device copy while the kernel runs, and either would end the kernel first. */
-    if ((r->write || (!w && t->strided)) && run_covers(r, a, e)) return;
+    if ((r->write || (!w && t->strided)) && run_covers(r, a, e)) {
+      t->hot = i;
+      return;
+    }
     if (r->write == w) {
       if (r->blocks == 1) {
         uintptr_t d = pc > r->pc ? pc - r->pc : r->pc - pc;
@@ -340,20 +343,25 @@ static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t
       s->hi = e;
     }
     if (s->width != width) s->width = 0;
+    t->hot = (int32_t)(s - t->runs);
     return;
   restart:
     run_emit(t, s);
     run_start(t, s, a, n, w, pc, width);
+    t->hot = (int32_t)(s - t->runs);
     return;
   }
   if (same_pc) victim = same_pc; /* a new run of the same access replaces its old one */
   if (victim->seq) run_emit(t, victim);
   run_start(t, victim, a, n, w, pc, width);
+  t->hot = (int32_t)(victim - t->runs);
 }
 
 /* width: bytes of one access (1..16), 0 for a range of many accesses */
 static inline void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc, int width) {
   qv_tls *t = &qv_t;
+  const qv_run *h = &t->runs[t->hot]; /* run_add's first drop rule, before any filtering: its bytes passed it */
+  if (h->seq && (h->write || (!w && t->strided)) && run_covers(h, a, a + n)) return;
   if (t->dev < 0) {
     if (!in_ranges(&g_host, a, n)) return;
   } else if (a >= t->stk_lo && a < t->stk_hi) {

@@ -62,6 +62,7 @@ typedef struct qv_tls {
   uintptr_t stk_base_lo;  /* lowest address of this thread's stack (cached) */
   uintptr_t stk_top;      /* highest address of this thread's stack (cached, workers) */
   uint64_t run_seq;
+  int32_t hot;            /* slot of the run that took the last access: checked first */
   qv_run runs[QV_RUN_SLOTS];
   int slot_idx;           /* index in the global kernel-stack table, -1 = none */
   /* current construct on this thread (set at target_emi begin, nested in the wrapper) */
