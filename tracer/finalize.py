@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,20 +20,9 @@ from typing import Any
 import numpy as np
 from quiver.formats import COLUMN_NAMES, ConstructKind, EventKind, LogWriter
 from quiver.formats.schema import COLUMN_DEFAULTS, COLUMN_DTYPES
+from quiver.tracer.finalize_kernels import COLS32, COLS64, fill_rows, group_by_stream, scan_stream
 from quiver.tracer.objects import global_objects, stack_objects
-from quiver.tracer.rawread import (
-    F_AUX2_STR,
-    F_AUX_STR,
-    F_ID2_STR,
-    F_NAME_INT,
-    F_PC_RET,
-    RAW_DTYPE,
-    RAW_WORDS,
-    Module,
-    RankRaw,
-    ranks_in,
-    read_rank,
-)
+from quiver.tracer.rawread import RAW_WORDS, Module, RankRaw, ranks_in, read_rank
 from quiver.tracer.symbolize import UNKNOWN, Location, dedup_modules, parse_psource, symbolize
 
 ALLOC_GLOBAL = 5
@@ -56,29 +46,6 @@ class Interner:
     def remap(self, local: list[str]) -> np.ndarray:
         """Global id of each local string id (array index = local id)."""
         return np.array([self.add(s) for s in local] + [-1], dtype=np.int64)
-
-
-def _remap(values: np.ndarray, table: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
-    """values -> table[values] where values >= 0 (and mask), else unchanged."""
-    out = values.astype(np.int64, copy=True)
-    sel = np.nonzero((values >= 0) & (values < len(table) - 1))[0]  # few rows carry strings
-    if mask is not None:
-        sel = sel[mask[sel]]
-    out[sel] = table[out[sel]]
-    return out
-
-
-def _remap_flagged(values: np.ndarray, flags: np.ndarray, bit: int, when_set: bool, table: np.ndarray) -> np.ndarray:
-    """`_remap` where the flag `bit` is set (when_set) or clear; the flag is tested on candidates only."""
-    out = values.astype(np.int64, copy=True)
-    sel = np.nonzero((values >= 0) & (values < len(table) - 1))[0]
-    sel = sel[((flags[sel] & bit) != 0) == when_set]
-    out[sel] = table[out[sel]]
-    return out
-
-
-def _rank_table(streams: list[_Stream], rank: int) -> np.ndarray:
-    return next(st.table for st in streams if st.rank == rank)
 
 
 def _module_renames(info: dict[str, str]) -> dict[str, str]:
@@ -109,12 +76,24 @@ BATCH = 1 << 20
 
 @dataclass
 class _Stream:
-    """One thread file: its rows, its rank's string table, its place in the global row space."""
+    """One thread file: its rows (RAW_WORDS int64 words each), its rank's string table (global id of
+    each local id, then -1), its place in the global row space."""
 
     rank: int
-    events: np.ndarray
+    words: np.ndarray
     table: np.ndarray
     start: int
+
+
+@dataclass
+class _Scan:
+    """What one pass over a thread file found (finalize_kernels.scan_stream)."""
+
+    used_src: np.ndarray   # bool by local string id: used as a psource
+    pcs: np.ndarray        # unique adjusted PCs of rows without psource (unsorted)
+    control: np.ndarray    # local positions of the control rows (CONTROL_KINDS)
+    accesses: int
+    top_alloc: int         # largest ALLOC id, -1 if none
 
 
 @dataclass
@@ -126,36 +105,16 @@ class _Locations:
     pcs: np.ndarray
     by_pc: np.ndarray
 
-    def of(self, rows: np.ndarray, loc_str: np.ndarray) -> np.ndarray:
-        loc = np.full(len(rows), -1, np.int64)
-        has_src = loc_str >= 0
-        loc[has_src] = self.by_string[loc_str[has_src]]
-        pc = _adjusted_pcs(rows)
-        need = (loc < 0) & (pc > 0)
-        if need.any() and len(self.pcs):
-            i = np.clip(np.searchsorted(self.pcs, pc[need]), 0, len(self.pcs) - 1)
-            loc[need] = np.where(self.pcs[i] == pc[need], self.by_pc[i], -1)
-        return loc
+
+_NO_KEYS = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+_NO_FIXES = (np.zeros(0, np.int64), np.zeros(0, np.int32))
 
 
-def _adjusted_pcs(rows: np.ndarray) -> np.ndarray:
-    pc = rows["pc"].copy()
-    ret = ((rows["flags"] & F_PC_RET) != 0) & (pc > 0)
-    pc[ret] -= np.uint64(1)
-    return pc
-
-
-def _locations(streams: list[_Stream], strings: Interner, modules: list[Module]) -> _Locations:
+def _locations(streams: list[_Stream], scans: list[_Scan], strings: Interner, modules: list[Module]) -> _Locations:
     """Parse psource strings and symbolise every PC that has no psource, one batch per object."""
-    src_ids, pcs = [], []
-    for st in streams:
-        ev = st.events
-        ls = _remap(ev["loc_str"], st.table)
-        src_ids.append(np.unique(ls[ls >= 0]))
-        pc = _adjusted_pcs(ev)
-        pcs.append(np.unique(pc[(ls < 0) & (pc > 0)]))
+    src_ids = [st.table[np.nonzero(sc.used_src)[0]] for st, sc in zip(streams, scans, strict=True)]
     uniq_src = np.unique(np.concatenate(src_ids)) if src_ids else np.zeros(0, np.int64)
-    uniq_pc = np.unique(np.concatenate(pcs)) if pcs else np.zeros(0, np.uint64)
+    uniq_pc = np.unique(np.concatenate([sc.pcs for sc in scans])) if scans else np.zeros(0, np.uint64)
     raw_locs: list[Location | None] = [parse_psource(strings.strings[int(i)]) for i in uniq_src]
     pc_locs = symbolize(uniq_pc, modules)
     known = [x for x in raw_locs if x] + [x for x in pc_locs if x != UNKNOWN]
@@ -170,20 +129,55 @@ def _locations(streams: list[_Stream], strings: Interner, modules: list[Module])
     return _Locations(table, by_string, uniq_pc.astype(np.uint64), by_pc)
 
 
-def _construct_fixes(streams: list[_Stream]) -> tuple[np.ndarray, np.ndarray]:
+class _Buffers:
+    """Output arrays of one batch, reused: first touches of fresh memory (page faults) cost as much
+    as filling it."""
+
+    def __init__(self, rows: int) -> None:
+        self.out64 = np.empty((len(COLS64), rows), np.int64)
+        self.out32 = np.empty((len(COLS32), rows), np.int32)
+        self.out16 = np.empty(rows, np.int16)
+        self.pos = np.empty(rows, np.int64)
+
+
+def _columns(streams: list[_Stream], starts: np.ndarray, rows: np.ndarray, locs: _Locations, t0: int,
+             task_locs: tuple[np.ndarray, np.ndarray] = _NO_KEYS, fixes: tuple[np.ndarray, np.ndarray] = _NO_FIXES,
+             buf: _Buffers | None = None) -> dict[str, np.ndarray]:
+    """Log columns of the global rows `rows`, in that order, plus `src` (the psource string id);
+    views of `buf` when given."""
+    k = len(rows)
+    buf = buf or _Buffers(k)
+    out64, out32, out16 = buf.out64[:, :k], buf.out32[:, :k], buf.out16[:k]
+    bounds = group_by_stream(rows, starts, buf.pos)
+    for si in np.nonzero(np.diff(bounds))[0]:
+        st = streams[si]
+        at = buf.pos[bounds[si]:bounds[si + 1]]
+        fill_rows(st.words, rows[at] - st.start, at, st.start, st.rank, st.table, t0, locs.by_string, locs.pcs,
+                  locs.by_pc, task_locs[0], task_locs[1], fixes[0], fixes[1], out64, out32, out16)
+    cols = {c: out64[i] for i, c in enumerate(COLS64)} | {c: out32[i] for i, c in enumerate(COLS32)}
+    for c in ("addr", "addr2", "size"):
+        cols[c] = cols[c].view(np.uint64)
+    cols["kind"] = out16
+    return cols
+
+
+def _control_rows(streams: list[_Stream], scans: list[_Scan], starts: np.ndarray, locs: _Locations,
+                  t0: int) -> dict[str, np.ndarray]:
+    """Log columns (before task locations and `target data` fixes) of the control rows of all
+    streams, in stream order, and `row`: their global row ids."""
+    rows = np.concatenate([sc.control + st.start for st, sc in zip(streams, scans, strict=True)] or
+                          [np.zeros(0, np.int64)])
+    cols = _columns(streams, starts, rows, locs, t0)
+    cols["row"] = rows
+    return cols
+
+
+def _construct_fixes(control: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Global row positions whose op must change, and the new ops: enter/exit constructs that
     open/close a `target data` region become TARGET_DATA / TARGET_DATA_END."""
-    pos, rank, kind, op, cid, aux2 = [], [], [], [], [], []
-    for st in streams:
-        ev = st.events
-        sel = np.nonzero((ev["kind"] == EventKind.CONSTRUCT_BEGIN) | (ev["kind"] == EventKind.CONSTRUCT_END))[0]
-        pos.append(sel + st.start)
-        rank.append(np.full(len(sel), st.rank, np.int64))
-        for lst, col in ((kind, "kind"), (op, "op"), (cid, "id"), (aux2, "aux2")):
-            lst.append(ev[col][sel].astype(np.int64))
-    if not pos:
-        return np.zeros(0, np.int64), np.zeros(0, np.int32)
-    pos_a, rank_a, kind_a, op_a, id_a, aux2_a = (np.concatenate(x) for x in (pos, rank, kind, op, cid, aux2))
+    sel = (control["kind"] == EventKind.CONSTRUCT_BEGIN) | (control["kind"] == EventKind.CONSTRUCT_END)
+    pos_a = control["row"][sel]
+    rank_a, kind_a, op_a, id_a, aux2_a = (control[c][sel].astype(np.int64) for c in ("rank", "kind", "op", "id", "aux2"))
     key = (rank_a << 40) | id_a
     is_end = (kind_a == EventKind.CONSTRUCT_BEGIN) & (op_a == ConstructKind.TARGET_DATA_END)
     opened = np.unique((rank_a[is_end] << 40) | aux2_a[is_end])
@@ -195,61 +189,44 @@ def _construct_fixes(streams: list[_Stream]) -> tuple[np.ndarray, np.ndarray]:
     return pos_a[change][order], new_op[change][order].astype(np.int32)
 
 
-def _map_rows(streams: list[_Stream], rank: int) -> dict[str, np.ndarray]:
-    """The MAP_CLAUSE rows of one rank (few): time, thread, base, begin, name, psource ids."""
-    cols: dict[str, list[np.ndarray]] = {c: [] for c in ("time_ns", "thread", "addr", "addr2", "name", "loc_str")}
-    for st in streams:
-        if st.rank != rank:
-            continue
-        ev = st.events[st.events["kind"] == EventKind.MAP_CLAUSE]
-        for c, parts in cols.items():
-            parts.append(_remap(ev[c], st.table) if c in ("name", "loc_str") else ev[c])
-    return {c: np.concatenate(v) if v else np.zeros(0) for c, v in cols.items()}
-
-
-def _task_locations(streams: list[_Stream], locs: _Locations) -> tuple[np.ndarray, np.ndarray]:
+def _task_locations(control: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """(rank << 40 | task id) -> location of the task's creation, sorted keys.
 
     OMPT's code address for a target task's creation has no line: the psource of the construct
     the target task ran is used instead. TASK_DEPEND rows take their task's location."""
-    keys, vals = [], []
-    for st in streams:  # constructs first: they win over the creation's code address
-        ev = st.events[(st.events["kind"] == EventKind.CONSTRUCT_BEGIN) & (st.events["id2"] >= 0)]
-        keys.append((np.int64(st.rank) << 40) | ev["id2"].astype(np.int64))
-        vals.append(locs.of(ev, _remap(ev["loc_str"], st.table)))
-    for st in streams:
-        ev = st.events[st.events["kind"] == EventKind.TASK_CREATE]
-        keys.append((np.int64(st.rank) << 40) | ev["id"].astype(np.int64))
-        vals.append(locs.of(ev, _remap(ev["loc_str"], st.table)))
-    if not keys:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    k, v = np.concatenate(keys), np.concatenate(vals)
+    rank = control["rank"].astype(np.int64) << 40
+    cons = (control["kind"] == EventKind.CONSTRUCT_BEGIN) & (control["id2"] >= 0)
+    task = control["kind"] == EventKind.TASK_CREATE
+    # constructs first: they win over the creation's code address
+    k = np.concatenate([rank[cons] | control["id2"][cons], rank[task] | control["id"][task]])
+    v = np.concatenate([control["loc"][cons], control["loc"][task]]).astype(np.int64)
     k, v = k[v >= 0], v[v >= 0]
     k, first = np.unique(k, return_index=True)
     return k, v[first]
 
 
-def _object_rows(raws: list[RankRaw], streams: list[_Stream], modules_by_rank: dict[int, list[Module]],
-                 strings: Interner, t0: int) -> dict[str, np.ndarray] | None:
-    """ALLOC rows for each rank's global (op 5, at the start) and stack (op 6, at the first map
-    clause naming them) objects behind mapped sections."""
+def _object_rows(raws: list[RankRaw], control: dict[str, np.ndarray], modules_by_rank: dict[int, list[Module]],
+                 strings: Interner, top_alloc: int) -> dict[str, np.ndarray] | None:
+    """ALLOC rows for each rank's global (op 5, at the start) and stack (op 6, just before the first
+    map clause naming them) objects behind mapped sections."""
     rows: list[tuple[int, int, int, int, int, int, int]] = []  # rank, thread, time, op, addr, size, name
     for rr in raws:
-        maps = _map_rows(streams, rr.rank)
+        sel = (control["kind"] == EventKind.MAP_CLAUSE) & (control["rank"] == rr.rank)
+        maps = {c: control[c][sel] for c in ("time_ns", "thread", "addr", "addr2", "name", "src")}
         if not len(maps["addr"]):
             continue
         exe = next((m for m in modules_by_rank.get(rr.rank, []) if m.path == rr.info.get("exe")), None)
         for start, size, name in global_objects(exe, np.unique(maps["addr"])):
-            rows.append((rr.rank, 0, t0, ALLOC_GLOBAL, start, size, strings.add(name)))
+            rows.append((rr.rank, 0, 0, ALLOC_GLOBAL, start, size, strings.add(name)))
         if exe is None:
             continue
         # first clause of each distinct (construct source, variable): a loop over distinct pairs only
         by_time = np.argsort(maps["time_ns"], kind="stable")
-        pair = (maps["loc_str"][by_time].astype(np.int64) << 32) | (maps["name"][by_time].astype(np.int64) & 0xFFFFFFFF)
+        pair = (maps["src"][by_time].astype(np.int64) << 32) | (maps["name"][by_time].astype(np.int64) & 0xFFFFFFFF)
         _, first_of_pair = np.unique(pair, return_index=True)
         first: dict[tuple[str, str], int] = {}
         for i in sorted(by_time[first_of_pair]):
-            src, name = int(maps["loc_str"][i]), int(maps["name"][i])
+            src, name = int(maps["src"][i]), int(maps["name"][i])
             ps = parse_psource(strings.strings[src]) if src >= 0 else None
             var = strings.strings[name].split(".")[0] if name >= 0 else ""
             if ps and var.isidentifier():
@@ -266,83 +243,26 @@ def _object_rows(raws: list[RankRaw], streams: list[_Stream], modules_by_rank: d
     cols = {c: np.full(k, COLUMN_DEFAULTS[c], COLUMN_DTYPES[c]) for c in COLUMN_NAMES}
     for j, c in enumerate(("rank", "thread", "time_ns", "op", "addr", "size", "name")):
         cols[c][:] = [r[j] for r in rows]
-    cols["time_ns"] = np.maximum(cols["time_ns"] - t0, 0)
+    cols["time_ns"] = np.maximum(cols["time_ns"], 0)
     cols["kind"][:] = EventKind.ALLOC
-    top = max((int(st.events["id"][st.events["kind"] == EventKind.ALLOC].max(initial=-1)) for st in streams),
-              default=-1)
-    cols["id"][:] = np.arange(top + 1, top + 1 + k)  # after the program's allocation ids
+    cols["id"][:] = np.arange(top_alloc + 1, top_alloc + 1 + k)  # after the program's allocation ids
     return cols
 
 
 def _raw_words(events: np.ndarray) -> np.ndarray:
-    """The raw records as rows of 12 int64 words: gathering rows of a plain int64 matrix is
-    several times faster than fancy-indexing the structured (memory-mapped) array."""
-    if not len(events):
-        return np.zeros((0, RAW_WORDS), np.int64)
-    return np.asarray(events).view(np.int64).reshape(-1, RAW_WORDS)
-
-
-def _gather(streams: list[_Stream], words: list[np.ndarray], starts: np.ndarray,
-            rows_idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Raw records of the global rows `rows_idx` (in that order), and each row's stream."""
-    which = np.searchsorted(starts, rows_idx, side="right") - 1
-    rec = np.empty((len(rows_idx), RAW_WORDS), np.int64)
-    used = np.unique(which)
-    if len(used) == 1:
-        si = int(used[0])
-        rec[:] = words[si][rows_idx - streams[si].start]
-    else:
-        for si in used:
-            sel = np.nonzero(which == si)[0]
-            rec[sel] = words[int(si)][rows_idx[sel] - streams[int(si)].start]
-    return rec.view(RAW_DTYPE).reshape(-1), which
-
-
-def _batch_columns(streams: list[_Stream], words: list[np.ndarray], starts: np.ndarray, rows_idx: np.ndarray,
-                   locs: _Locations, fix_pos: np.ndarray, fix_op: np.ndarray, t0: int,
-                   task_locs: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
-    """Log columns for the global rows `rows_idx` (already in log order)."""
-    ev, which = _gather(streams, words, starts, rows_idx)
-    flags = ev["flags"]
-    stream_rank = np.array([st.rank for st in streams], np.int32)
-    cols = {"time_ns": np.maximum(ev["time_ns"] - t0, 0), "rank": stream_rank[which]}
-    for c in ("thread", "kind", "device", "addr", "addr2", "size", "id", "op"):
-        cols[c] = ev[c].astype(COLUMN_DTYPES[c])
-    string_cols = {"name": (F_NAME_INT, False), "id2": (F_ID2_STR, True), "aux": (F_AUX_STR, True),
-                   "aux2": (F_AUX2_STR, True), "loc_str": (0, False)}
-    ranks = np.unique(cols["rank"])
-    for c, (bit, when_set) in string_cols.items():  # each rank's local string ids -> the log's ids
-        if len(ranks) == 1:
-            out = _remap_flagged(ev[c], flags, bit, when_set, _rank_table(streams, int(ranks[0])))
-        else:
-            out = ev[c].astype(np.int64)
-            for r in ranks:
-                sel = cols["rank"] == r
-                out[sel] = _remap_flagged(ev[c][sel], flags[sel], bit, when_set, _rank_table(streams, int(r)))
-        cols[c] = out
-    cols["loc"] = locs.of(ev, cols.pop("loc_str"))
-    cols = {c: cols[c].astype(COLUMN_DTYPES[c], copy=False) for c in COLUMN_NAMES}
-    tkeys, tlocs = task_locs
-    task_rows = (cols["kind"] == EventKind.TASK_CREATE) | (cols["kind"] == EventKind.TASK_DEPEND)
-    if len(tkeys) and task_rows.any():
-        key = (cols["rank"][task_rows].astype(np.int64) << 40) | cols["id"][task_rows]
-        j = np.clip(np.searchsorted(tkeys, key), 0, len(tkeys) - 1)
-        found = tkeys[j] == key
-        where = np.nonzero(task_rows)[0]
-        cols["loc"][where[found]] = tlocs[j[found]]
-    if len(fix_pos):
-        i = np.clip(np.searchsorted(fix_pos, rows_idx), 0, len(fix_pos) - 1)
-        hit = fix_pos[i] == rows_idx
-        cols["op"][hit] = fix_op[i[hit]]
-    return cols
+    """The raw records as rows of RAW_WORDS int64 words, read-only (one numba type for all)."""
+    words = np.asarray(events).view(np.int64).reshape(-1, RAW_WORDS) if len(events) else \
+        np.zeros((0, RAW_WORDS), np.int64)
+    words.flags.writeable = False
+    return words
 
 
 def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: int | None = None) -> dict[str, Any]:
     """Write the log `out` from `raw_dir`; returns the run metadata written. ``t0``: the monotonic
     time that becomes time 0 (default: the earliest rank start; `--split` gives every rank the same).
 
-    Memory: the raw files are memory-mapped; besides them, ~20 bytes per event (time, stream,
-    order) and one batch of rows at a time."""
+    Memory: the raw files are memory-mapped; besides them, 16 bytes per event (time, order) and
+    two batches of rows (one being written while the next is filled)."""
     raw_dir = Path(raw_dir)
     raws = [read_rank(raw_dir, r) for r in (ranks_in(raw_dir) if raw_dir.is_dir() else [])]
     strings = Interner()
@@ -354,42 +274,52 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
         table = strings.remap(rr.strings)
         renames.update(_module_renames(rr.info))
         for ev in rr.streams:
-            streams.append(_Stream(rr.rank, ev, table, start))
+            streams.append(_Stream(rr.rank, _raw_words(ev), table, start))
             start += len(ev)
     for rr in raws:
         modules_by_rank[rr.rank] = dedup_modules(rr.modules, renames)
     modules = dedup_modules([m for rr in raws for m in rr.modules], renames)
     n = start
-    words = [_raw_words(st.events) for st in streams]
     starts = np.array([st.start for st in streams], dtype=np.int64)
 
+    times = np.empty(n, np.int64)
+    scans = [_Scan(*scan_stream(st.words, len(st.table) - 1, times[st.start:st.start + len(st.words)]))
+             for st in streams]
     if t0 is None:
         t0 = min((int(rr.info["start_mono_ns"]) for rr in raws if "start_mono_ns" in rr.info),
-                 default=min((int(st.events["time_ns"].min()) for st in streams if len(st.events)), default=0))
-    times = np.concatenate([st.events["time_ns"] for st in streams]) if streams else np.zeros(0, np.int64)
-    stream_of = np.repeat(np.arange(len(streams), dtype=np.int32), [len(st.events) for st in streams])
-    order = np.lexsort((stream_of, times))  # stable: ties keep the thread's own order
-    del times, stream_of
+                 default=int(times.min()) if n else 0)
+    order = np.argsort(times, kind="stable")  # streams are concatenated: ties keep thread, then file order
+    del times
 
-    locs = _locations(streams, strings, modules)
-    fix_pos, fix_op = _construct_fixes(streams)
-    task_locs = _task_locations(streams, locs)
-    objects = _object_rows(raws, streams, modules_by_rank, strings, t0)
+    locs = _locations(streams, scans, strings, modules)
+    control = _control_rows(streams, scans, starts, locs, t0)
+    fixes = _construct_fixes(control)
+    task_locs = _task_locations(control)
+    objects = _object_rows(raws, control, modules_by_rank, strings, max((sc.top_alloc for sc in scans), default=-1))
     n_objects = len(objects["kind"]) if objects is not None else 0
-    has_access = any(bool((st.events["kind"] == EventKind.ACCESS).any()) for st in streams)
+    has_access = any(sc.accesses for sc in scans)
 
     meta = _run_metadata(raws, n + n_objects, has_access, run or {})
-    with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta) as w:
+    with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta) as w, \
+            ThreadPoolExecutor(1) as writer:
         pending = objects  # object rows merge in by time (few: one per object)
+        writing: Future | None = None  # a batch is compressed and written while the next one is filled
+        bufs = [_Buffers(min(n, BATCH)) for _ in range(2 if n > BATCH else 1)]
         for b in range(0, n, BATCH):
-            cols = _batch_columns(streams, words, starts, order[b:b + BATCH], locs, fix_pos, fix_op, t0, task_locs)
+            cols = _columns(streams, starts, order[b:b + BATCH], locs, t0, task_locs, fixes,
+                            bufs[b // BATCH % len(bufs)])
+            del cols["src"]
             if pending is not None:
                 last = cols["time_ns"][-1] if b + BATCH < n else np.iinfo(np.int64).max
                 take = pending["time_ns"] <= last
                 if take.any():
                     cols = _merge_by_time({c: v[take] for c, v in pending.items()}, cols)
                     pending = {c: v[~take] for c, v in pending.items()} if (~take).any() else None
-            w.write_columns(cols)
+            if writing is not None:
+                writing.result()
+            writing = writer.submit(w.write_columns, cols)
+        if writing is not None:
+            writing.result()
         if pending is not None:
             w.write_columns(pending)
         if n + n_objects == 0:

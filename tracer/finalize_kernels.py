@@ -1,0 +1,273 @@
+"""numba kernels of finalize: one pass over each raw thread file, one pass per log batch.
+
+Why: a run has 10^7..10^9 raw records of 96 bytes. numpy passes over whole columns read every
+record once per field (and once more per remap or mask), so finalize ran at ~3 M events/s; here each
+record is read once while scanning and once while writing its log row, and every log column of a
+batch is written in that same pass.
+
+A raw record is read as a row of RAW_WORDS int64 words (rawread.RAW_DTYPE); the 32- and 16-bit
+fields are unpacked from their word (the word/shift constants below are checked against RAW_DTYPE
+at import, so a layout change cannot silently use a stale numba cache).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from quiver.formats import EventKind
+from quiver.tracer.rawread import F_AUX2_STR, F_AUX_STR, F_ID2_STR, F_NAME_INT, F_PC_RET, RAW_DTYPE, RAW_WORDS
+
+# word index (and bit shift inside the word) of each field of a raw record
+W_TIME, W_ADDR, W_ADDR2, W_SIZE, W_ID, W_ID2, W_AUX, W_AUX2, W_PC = range(9)
+W_LOCSTR_OP = 9          # loc_str: bits 0..31, op: 32..63
+W_NAME_DEVICE = 10       # name: 0..31, device: 32..63
+W_THREAD_KIND_FLAGS = 11  # thread: 0..31, kind: 32..47, flags: 48..63
+
+_LAYOUT = {
+    "time_ns": (W_TIME, 0), "addr": (W_ADDR, 0), "addr2": (W_ADDR2, 0), "size": (W_SIZE, 0), "id": (W_ID, 0),
+    "id2": (W_ID2, 0), "aux": (W_AUX, 0), "aux2": (W_AUX2, 0), "pc": (W_PC, 0), "loc_str": (W_LOCSTR_OP, 0),
+    "op": (W_LOCSTR_OP, 32), "name": (W_NAME_DEVICE, 0), "device": (W_NAME_DEVICE, 32),
+    "thread": (W_THREAD_KIND_FLAGS, 0), "kind": (W_THREAD_KIND_FLAGS, 32), "flags": (W_THREAD_KIND_FLAGS, 48),
+}
+if RAW_WORDS != 12 or {f: (o // 8, o % 8 * 8) for f, (_, o) in RAW_DTYPE.fields.items()} != _LAYOUT:
+    raise ImportError("finalize_kernels: word layout differs from rawread.RAW_DTYPE; update the W_* constants")
+
+ACCESS = int(EventKind.ACCESS)
+ALLOC = int(EventKind.ALLOC)
+CONSTRUCT_BEGIN = int(EventKind.CONSTRUCT_BEGIN)
+CONSTRUCT_END = int(EventKind.CONSTRUCT_END)
+MAP_CLAUSE = int(EventKind.MAP_CLAUSE)
+TASK_CREATE = int(EventKind.TASK_CREATE)
+TASK_DEPEND = int(EventKind.TASK_DEPEND)
+
+# rows of these kinds are "control rows": finalize reads them again to pair `target data` constructs,
+# locate tasks and find the objects behind map clauses
+CONTROL_KINDS = (CONSTRUCT_BEGIN, CONSTRUCT_END, MAP_CLAUSE, TASK_CREATE)
+
+# rows of the int64 / int32 output blocks of `fill_rows` (each row is one log column of the batch)
+COLS64 = ("time_ns", "addr", "addr2", "size", "id", "id2", "aux", "aux2")
+COLS32 = ("rank", "thread", "device", "loc", "op", "name", "src")  # src: psource string id (not a log column)
+
+
+@njit(inline="always")
+def _lo32(w):
+    return (w << 32) >> 32
+
+
+@njit(inline="always")
+def _kind(w):
+    return (w << 16) >> 48
+
+
+@njit(inline="always")
+def _adjusted_pc(row):
+    """The row's code address, minus 1 for a return address (its call is the byte before); 0 = none."""
+    pc = np.uint64(row[W_PC])
+    if (row[W_THREAD_KIND_FLAGS] >> 48) & F_PC_RET and pc != 0:
+        pc -= np.uint64(1)
+    return pc
+
+
+@njit(inline="always")
+def _local_src(row, n_strings):
+    """The rank-local psource string id of the row, -1 when it has none (or one the string file lacks)."""
+    s = _lo32(row[W_LOCSTR_OP])
+    return s if 0 <= s < n_strings else -1
+
+
+PC_CACHE = 256
+
+
+@njit(inline="always")
+def _slot(pc, size):
+    """Hash slot of a PC in a power-of-two table of `size` entries."""
+    return (pc * np.uint64(0x9E3779B97F4A7C15) >> np.uint64(17)) & np.uint64(size - 1)
+
+
+@njit(inline="always")
+def _set_insert(keys, pc):
+    """Insert pc (!= 0) into the open-addressing set `keys` (0 = empty, power-of-two size, never
+    full); True when it was not there."""
+    mask = np.uint64(len(keys) - 1)
+    i = _slot(pc, len(keys))
+    while keys[i] != 0:
+        if keys[i] == pc:
+            return False
+        i = (i + np.uint64(1)) & mask
+    keys[i] = pc
+    return True
+
+
+@njit(cache=True)
+def _set_grown(keys):
+    bigger = np.zeros(2 * len(keys), np.uint64)
+    for k in keys:
+        if k != 0:
+            _set_insert(bigger, k)
+    return bigger
+
+
+@njit(cache=True, nogil=True)
+def _scan_rows(words, i, n_strings, times, used_src, keys, control, acc):
+    """scan_stream's loop from row i until the end, or until `keys` or `control` must grow first;
+    returns the next row. acc: PCs in keys, control rows, ACCESS rows, largest ALLOC id, last PC."""
+    count, n_control, n_access, top_alloc = acc[0], acc[1], acc[2], acc[3]
+    last_pc = np.uint64(acc[4])
+    n = words.shape[0]
+    while i < n and 2 * (count + 1) <= len(keys) and n_control < len(control):
+        row = words[i]
+        times[i] = row[W_TIME]
+        kind = _kind(row[W_THREAD_KIND_FLAGS])
+        if kind == ACCESS:
+            n_access += 1
+        elif kind == ALLOC:
+            top_alloc = max(top_alloc, row[W_ID])
+        elif kind == CONSTRUCT_BEGIN or kind == CONSTRUCT_END or kind == MAP_CLAUSE or kind == TASK_CREATE:
+            control[n_control] = i
+            n_control += 1
+        i += 1
+        s = _local_src(row, n_strings)
+        if s >= 0:
+            used_src[s] = True
+            continue
+        pc = _adjusted_pc(row)
+        if pc != 0 and pc != last_pc:
+            last_pc = pc
+            count += _set_insert(keys, pc)
+    acc[0], acc[1], acc[2], acc[3], acc[4] = count, n_control, n_access, top_alloc, np.int64(last_pc)
+    return i
+
+
+@njit(cache=True, nogil=True)
+def scan_stream(words, n_strings, times):
+    """One pass over a thread file.
+
+    Fills `times` with the rows' times and returns (psource ids used (bool by local string id),
+    unique adjusted PCs of the rows without psource, positions of the control rows, number of
+    ACCESS rows, largest ALLOC id or -1)."""
+    used_src = np.zeros(n_strings, np.bool_)
+    keys = np.zeros(64, np.uint64)
+    control = np.empty(64, np.int64)
+    acc = np.array([0, 0, 0, -1, 0], np.int64)
+    i = 0
+    while True:
+        i = _scan_rows(words, i, n_strings, times, used_src, keys, control, acc)
+        if i == words.shape[0]:
+            break
+        if 2 * (acc[0] + 1) > len(keys):
+            keys = _set_grown(keys)
+        if acc[1] == len(control):
+            control = np.concatenate((control, np.empty(len(control), np.int64)))
+    return used_src, keys[keys != 0], control[:acc[1]].copy(), acc[2], acc[3]
+
+
+@njit(inline="always")
+def _stream_of(r, s, starts):
+    """Stream holding global row r; s: a guess (the previous row's stream)."""
+    if starts[s] <= r and (s + 1 == len(starts) or r < starts[s + 1]):
+        return s
+    return np.searchsorted(starts, r, side="right") - 1
+
+
+@njit(cache=True, nogil=True)
+def group_by_stream(rows, starts, pos):
+    """Fill pos[:len(rows)] with the positions of `rows` (global row ids) grouped by the stream
+    holding them, in their order within a stream; returns where each stream's group begins
+    (len(starts) + 1 bounds). `starts`: first global row of each stream, ascending (equal for
+    empty streams)."""
+    bounds = np.zeros(len(starts) + 1, np.int64)
+    s = 0
+    for k in range(len(rows)):
+        s = _stream_of(rows[k], s, starts)
+        bounds[s + 1] += 1
+    for s in range(len(starts)):
+        bounds[s + 1] += bounds[s]
+    fill = bounds[:-1].copy()
+    s = 0
+    for k in range(len(rows)):
+        s = _stream_of(rows[k], s, starts)
+        pos[fill[s]] = k
+        fill[s] += 1
+    return bounds
+
+
+@njit(cache=True, nogil=True)
+def fill_rows(words, local, out_pos, start, rank, table, t0, by_string, pcs, by_pc,
+              task_keys, task_locs, fix_pos, fix_op, out64, out32, out16):
+    """Write the log row of each raw row `local[k]` of one stream at `out_pos[k]` of the batch.
+
+    Per row: time - t0 (>= 0); rank-local string ids -> the log's ids (name unless F_NAME_INT,
+    id2/aux/aux2 when their flag is set); loc from the psource string, else from the (adjusted)
+    PC, then overridden by the task's location for TASK_CREATE/TASK_DEPEND (`task_keys`: sorted
+    rank << 40 | task id); the op of constructs at global rows `fix_pos` (sorted) becomes `fix_op`.
+    `table`: the rank's global id of each local string id."""
+    n_strings = len(table) - 1
+    seen_pc = np.zeros(PC_CACHE, np.uint64)  # direct-mapped cache of PC -> location lookups
+    seen_loc = np.empty(PC_CACHE, np.int64)
+    for k in range(len(local)):
+        row = words[local[k]]
+        o = out_pos[k]
+        w9 = row[W_LOCSTR_OP]
+        w10 = row[W_NAME_DEVICE]
+        w11 = row[W_THREAD_KIND_FLAGS]
+        flags = w11 >> 48
+        kind = _kind(w11)
+        op = w9 >> 32
+        name = _lo32(w10)
+        id2 = row[W_ID2]
+        aux = row[W_AUX]
+        aux2 = row[W_AUX2]
+        # rank-local string ids -> the log's ids (plain ifs: numba's code for a conditional
+        # expression here was twice as slow)
+        if not flags & F_NAME_INT and 0 <= name and name < n_strings:
+            name = table[name]
+        if flags & F_ID2_STR and 0 <= id2 and id2 < n_strings:
+            id2 = table[id2]
+        if flags & F_AUX_STR and 0 <= aux and aux < n_strings:
+            aux = table[aux]
+        if flags & F_AUX2_STR and 0 <= aux2 and aux2 < n_strings:
+            aux2 = table[aux2]
+        src = _lo32(w9)
+        loc = -1
+        if 0 <= src < n_strings:
+            src = table[src]
+            loc = by_string[src]
+        else:
+            src = -1
+        if loc < 0:
+            pc = _adjusted_pc(row)
+            c = _slot(pc, PC_CACHE)
+            if pc == 0:
+                loc = -1
+            elif seen_pc[c] == pc:
+                loc = seen_loc[c]
+            else:
+                j = np.searchsorted(pcs, pc)
+                loc = by_pc[j] if j < len(pcs) and pcs[j] == pc else -1
+                seen_pc[c], seen_loc[c] = pc, loc
+        if (kind == TASK_CREATE or kind == TASK_DEPEND) and len(task_keys):
+            key = (np.int64(rank) << 40) | row[W_ID]
+            j = np.searchsorted(task_keys, key)
+            if j < len(task_keys) and task_keys[j] == key:
+                loc = task_locs[j]
+        if (kind == CONSTRUCT_BEGIN or kind == CONSTRUCT_END) and len(fix_pos):
+            g = start + local[k]
+            j = np.searchsorted(fix_pos, g)
+            if j < len(fix_pos) and fix_pos[j] == g:
+                op = fix_op[j]
+        out64[0, o] = max(row[W_TIME] - t0, 0)
+        out64[1, o] = row[W_ADDR]
+        out64[2, o] = row[W_ADDR2]
+        out64[3, o] = row[W_SIZE]
+        out64[4, o] = row[W_ID]
+        out64[5, o] = id2
+        out64[6, o] = aux
+        out64[7, o] = aux2
+        out32[0, o] = rank
+        out32[1, o] = _lo32(w11)
+        out32[2, o] = w10 >> 32
+        out32[3, o] = loc
+        out32[4, o] = op
+        out32[5, o] = name
+        out32[6, o] = src
+        out16[o] = kind
