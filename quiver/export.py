@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import polars as pl
 import typer
 
 FORMATS = ("perfetto", "chrome", "parquet")
@@ -109,6 +108,8 @@ def export(
 
 
 def _export_chrome(logs, out: Path, ranks, from_ns, to_ns, with_findings: bool, checks) -> int:
+    import polars as pl  # here, not at the top: every `trace` command imports this module
+
     from .export_chrome import write_chrome_trace
     from .export_timeline import Timeline, build_timeline
 

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Annotated
 
-import polars as pl
 import typer
 
 
@@ -21,6 +20,7 @@ def explain(
     bytes; then the transfers that were never needed (redundant-transfer) and the clause to change.
 
     Always exits 0 on a readable log: this is advice, not a verdict (see `trace analyze`)."""
+    import polars as pl  # here, not at the top: every `trace` command imports this module
     from quiver.formats.logset import open_logs
 
     from quiver.cli import fail

@@ -63,12 +63,16 @@ def _source_files() -> list[Path]:
     return sorted(files)
 
 
+@functools.cache
 def _compiler_id(cc: str) -> str:
-    try:
-        out = subprocess.run([cc, "--version"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
+    """The installed compiler binary (path, size, mtime): changes when the compiler is upgraded, and
+    costs a stat, not a process (every `trace record` and `trace cc` computes the build hash)."""
+    path = shutil.which(cc)
+    if path is None:
         return "missing"
-    return out.splitlines()[0] if out else "unknown"
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
 
 
 def source_hash() -> str:
@@ -115,10 +119,16 @@ def _compile(lib: NativeLib, out: Path) -> None:
 @functools.cache
 def _llvm_include() -> str | None:
     """LLVM's include directory when the pass plugin can be built (llvm-19-dev installed)."""
-    try:
-        inc = subprocess.run([LLVM_CONFIG, "--includedir"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
+    config = shutil.which(LLVM_CONFIG)
+    if config is None:
         return None
+    inc = str(Path(os.path.realpath(config)).parent.parent / "include")  # <prefix>/bin/llvm-config
+    if not (Path(inc) / "llvm" / "Passes" / "PassPlugin.h").exists():
+        try:
+            inc = subprocess.run([LLVM_CONFIG, "--includedir"], capture_output=True, text=True,
+                                 check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            return None
     return inc if (Path(inc) / "llvm" / "Passes" / "PassPlugin.h").exists() and shutil.which(CXX) else None
 
 
