@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 
 from quiver.formats import ConstructKind, EventKind, EventLog, MapType, RmaOp
+from quiver.formats.blocks import block_counts, expand_blocks
 from quiver.formats.views import locations_frame
 from quiver.replay.device_to_host import LiveMappings, device_to_host
 from quiver.replay.explain import CONSTRUCT_TITLES, clause_text, map_type_name
@@ -71,6 +72,22 @@ def _overlapping(rank: np.ndarray, lo: np.ndarray, hi: np.ndarray, ranges: pl.Da
     return keep
 
 
+def _blocks_overlapping(rank: np.ndarray, lo: np.ndarray, length: np.ndarray, cols: dict[str, np.ndarray],
+                        is_access: np.ndarray, ranges: pl.DataFrame) -> np.ndarray:
+    """Rows with a byte in ``ranges``; a strided ACCESS run counts when one of its blocks does."""
+    strided = is_access & (block_counts(cols["aux2"]) > 1)
+    if not strided.any():
+        return _overlapping(rank, lo, lo + length, ranges)
+    keep = _overlapping(rank[~strided], lo[~strided], lo[~strided] + length[~strided], ranges)
+    out = np.zeros(len(rank), dtype=bool)
+    out[~strided] = keep
+    rows = np.flatnonzero(strided)
+    row, b_lo, b_hi = expand_blocks(lo[rows], cols["size"][rows], cols["addr2"][rows], cols["aux2"][rows])
+    hit = _overlapping(rank[rows][row], b_lo.astype(np.uint64), b_hi.astype(np.uint64), ranges)
+    out[rows[np.unique(row[hit])]] = True
+    return out
+
+
 def operation_history(log: EventLog, *, variable: str | None = None, addr: int | None = None, size: int = 1,
                       rank: int | None = None) -> pl.DataFrame:
     control = select_events(log, [EventKind.MAP_CLAUSE, EventKind.DATA_OP, EventKind.CONSTRUCT_BEGIN,
@@ -82,16 +99,17 @@ def operation_history(log: EventLog, *, variable: str | None = None, addr: int |
     frees = free_sizes(log)
     parts = []
     for batch in iter_events(log, HISTORY_KINDS):
-        cols = {c: batch[c].to_numpy() for c in ("kind", "rank", "device", "addr", "addr2", "size", "op")}
+        cols = {c: batch[c].to_numpy() for c in ("kind", "rank", "device", "addr", "addr2", "size", "op", "aux2")}
         host = device_to_host(cols, live)
-        is_dev_access = (cols["kind"] == int(EventKind.ACCESS)) & (cols["device"] >= 0)
+        is_access = cols["kind"] == int(EventKind.ACCESS)
+        is_dev_access = is_access & (cols["device"] >= 0)
         lo = np.where(is_dev_access, host, cols["addr"]).astype(np.uint64)
         b = batch.with_columns(pl.Series("host_addr", lo), pl.lit("origin").alias("role"))
         b = b.join(frees.rename({"size": "free_size"}), on="seq", how="left").with_columns(
             pl.when(pl.col("kind") == int(EventKind.FREE)).then(pl.col("free_size").fill_null(1))
             .otherwise(pl.col("size")).alias("span"))
         length = np.maximum(b["span"].to_numpy(), 1).astype(np.uint64)
-        keep = _overlapping(cols["rank"], lo, lo + length, ranges) & ~(is_dev_access & (host == 0))
+        keep = _blocks_overlapping(cols["rank"], lo, length, cols, is_access, ranges) & ~(is_dev_access & (host == 0))
         parts.append(b.filter(pl.Series(keep)).drop("free_size", "span"))
         rma = batch.filter(pl.col("kind") == int(EventKind.RMA))
         if rma.height and wins.height:
@@ -165,9 +183,12 @@ def _describe(log: EventLog, rows: pl.DataFrame, control: pl.DataFrame, ranges: 
             .when(kind == int(EventKind.DATA_OP)).then(pl.format("host <-> device {}", pl.col("device")))
             .when((kind == int(EventKind.RMA)) & (pl.col("role") == "target")).then(pl.lit("remote"))
             .otherwise(pl.lit("host")))
+    strided = (kind == int(EventKind.ACCESS)) & (pl.col("aux2") >= 2)
     detail = (pl.when(kind == int(EventKind.MAP_CLAUSE)).then(pl.col("clause_detail"))
               .when(kind == int(EventKind.RMA)).then(pl.format("window {}, {} bytes at target displacement {}",
                                                                 pl.col("id"), pl.col("size"), pl.col("aux")))
+              .when(strided).then(pl.format("strided run: {} blocks of {} bytes every {} bytes", pl.col("aux2"),
+                                            pl.col("size"), pl.col("addr2")))
               .when(kind == int(EventKind.DATA_OP)).then(
                   pl.format("{}", pl.col("construct_kind").replace_strict(
                       {int(k): CONSTRUCT_TITLES.get(_kind_name(int(k)), "") for k in range(1, 7)}, default=None,
@@ -179,7 +200,8 @@ def _describe(log: EventLog, rows: pl.DataFrame, control: pl.DataFrame, ranges: 
         pl.when(kind.is_in([int(EventKind.MAP_CLAUSE), int(EventKind.DATA_OP)])).then(name("name"))
         .otherwise(None).alias("variable"),
         (pl.col("host_addr").cast(pl.Int64) - pl.col("range_lo").cast(pl.Int64)).alias("offset"),
-        pl.when(kind == int(EventKind.FREE)).then(pl.lit(0, dtype=pl.UInt64)).otherwise(pl.col("size"))
+        pl.when(kind == int(EventKind.FREE)).then(pl.lit(0, dtype=pl.UInt64))
+        .when(strided).then(pl.col("size") * pl.col("aux2").cast(pl.UInt64)).otherwise(pl.col("size"))
         .alias("bytes"),
         pl.col("cid").alias("construct"))
     out = out.join(locations_frame(log), on="loc", how="left")
@@ -235,7 +257,7 @@ def vsm_state(log: EventLog, *, variable: str | None = None, addr: int | None = 
         ok = (seg >= 0) & (keys < st.tr_hi[np.maximum(seg, 0)]) if len(st.tr_lo) else np.zeros(len(keys), bool)
         idx = np.where(ok, st.tr_base[np.maximum(seg, 0)] + (keys - st.tr_lo[np.maximum(seg, 0)]), 0) \
             if len(st.tr_lo) else np.zeros(len(keys), dtype=np.int64)
-        bits = np.where(ok, session.shadow[idx].astype(np.int64) if len(session.shadow) else 0, -1)
+        bits = np.where(ok, session.values(idx) if len(session.shadow) else 0, -1)
         change = np.flatnonzero(np.concatenate(([True], bits[1:] != bits[:-1])))
         ends = np.concatenate((change[1:], [len(bits)]))
         run = bits[change]

@@ -93,6 +93,10 @@ def mapping_capacity(cols: dict[str, np.ndarray]) -> int:
 def device_to_host(cols: dict[str, np.ndarray], live: LiveMappings | None = None) -> np.ndarray:
     """Host address of every device ACCESS row in ``cols`` (0 when no live mapping covers it).
 
+    For a strided run (FORMAT.md, ``aux2`` >= 2) it is the host address of its first block; the
+    other blocks follow at the same stride on the host while they stay in that mapping (one
+    contiguous range), so callers expand the blocks from it (``quiver.formats.blocks``).
+
     ``cols`` holds raw event columns in sequence order, including the DATA_OP rows that precede
     the accesses. Pass the same ``live`` for consecutive batches of one log.
     """

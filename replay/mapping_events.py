@@ -69,7 +69,7 @@ def read_control_events(log: EventLog) -> ControlEvents:
 
 
 # What the VSM kernel reads from every event (control events come from ControlEvents).
-VSM_COLUMNS = ["rank", "kind", "device", "loc", "addr", "size", "id", "op", "aux"]
+VSM_COLUMNS = ["rank", "kind", "device", "loc", "addr", "addr2", "size", "id", "op", "aux", "aux2"]
 
 
 def iter_batches(log: EventLog, columns: list[str] | None = None) -> Iterator[tuple[int, dict[str, np.ndarray]]]:

@@ -372,6 +372,11 @@ class Oracle:
         by_event = {c["event"]: c for cs in self.clauses.values() for c in cs}
         for ev in events:
             g, k = ev["g"], ev["kind"]
+            if k == EventKind.ACCESS:
+                for block in _blocks(ev):   # a strided run: its blocks in order, all as event g
+                    if block["size"] > 0 and not _wide(block):
+                        (self.host_access if block["device"] < 0 else self.device_access)(g, block)
+                continue
             if k != EventKind.DATA_OP and _wide(ev):
                 continue   # values, not addresses (firstprivate literals)
             if k == EventKind.ALLOC:
@@ -386,11 +391,6 @@ class Oracle:
                     self.section_overflow(g, ev["rank"], d, ev["loc"], c, ev["name"], ev["addr"], ev["size"])
             elif k == EventKind.DATA_OP:
                 self.data_op(g, ev)
-            elif k == EventKind.ACCESS and ev["size"] > 0:
-                if ev["device"] < 0:
-                    self.host_access(g, ev)
-                else:
-                    self.device_access(g, ev)
         return self.detections()
 
     def detections(self) -> list[Detection]:
@@ -408,6 +408,13 @@ class Oracle:
                 hist = tuple((g, _state4(s, dev)) for g, s in steps[-HISTORY_MAX:])
             out.append(Detection(**det, history=hist))
         return sorted(out, key=Detection.sort_key)
+
+
+def _blocks(ev: dict) -> list[dict]:
+    """The blocks of an ACCESS row (FORMAT.md: ``aux2`` >= 2 blocks of ``size`` bytes every ``addr2``)."""
+    n = ev["aux2"] if ev["aux2"] >= 2 else 1
+    stride = ev["addr2"] if n > 1 else 0
+    return [{**ev, "addr": ev["addr"] + i * stride, "addr2": 0, "aux2": 0} for i in range(n)]
 
 
 def _wide(ev: dict) -> bool:
@@ -431,7 +438,7 @@ def _state4(state: dict, device: int) -> int:
 
 def oracle_detections(columns: Mapping[str, np.ndarray], order: Sequence[int] | None = None) -> list[Detection]:
     """Detections for an in-memory column set applied in row order (or ``order``)."""
-    names = ("kind", "rank", "device", "loc", "addr", "addr2", "size", "id", "op", "name", "aux")
+    names = ("kind", "rank", "device", "loc", "addr", "addr2", "size", "id", "op", "name", "aux", "aux2")
     log = [{"g": r, **{c: int(columns[c][r]) for c in names}} for r in range(len(columns["kind"]))]
     rows = list(range(len(log))) if order is None else [int(i) for i in order]
     o = Oracle()

@@ -217,10 +217,16 @@ class VsmSession:
 
     static: StaticTables
     watches: Watches = field(default_factory=Watches.none)
+    log_block: int = K.LOG_BLOCK     # shadow bytes per block: 2**log_block (tests use small blocks)
 
     def __post_init__(self) -> None:
         st = self.static
-        self.shadow = np.full(st.tracked_bytes, K.OVV | K.OVI, dtype=_shadow_dtype(st.ndev))
+        # the shadow in blocks (vsm_kernel): every block starts uniform (never mapped: OV valid and
+        # initialised), so its bytes are not written (nor paged in) until an operation splits it
+        nblocks = -(-st.tracked_bytes >> self.log_block)
+        self.shadow = np.empty(nblocks << self.log_block, dtype=_shadow_dtype(st.ndev))
+        self.blo = np.full(nblocks, K.OVV | K.OVI, dtype=np.int64)
+        self.bhi = self.blo.copy()
         self.cl = st.cl_static.copy()
         self.en = np.full((st.n_entries_max + 1, K.EN_N), -1, dtype=np.int64)
         self.lv_key = np.zeros(st.n_entries_max + 1, dtype=np.int64)
@@ -246,10 +252,11 @@ class VsmSession:
         self.wn = np.zeros(len(w.shadow), dtype=np.int64)
 
     @classmethod
-    def for_control(cls, control: ControlEvents, watches: Watches | None = None) -> VsmSession:
-        return cls(build_static(control), watches or Watches.none())
+    def for_control(cls, control: ControlEvents, watches: Watches | None = None,
+                    log_block: int = K.LOG_BLOCK) -> VsmSession:
+        return cls(build_static(control), watches or Watches.none(), log_block)
 
-    _STATE = ("shadow", "cl", "en", "lv_key", "lv_en", "al_lo", "al_hi", "ctr", "win", "fd", "fd_hash",
+    _STATE = ("blo", "bhi", "cl", "en", "lv_key", "lv_en", "al_lo", "al_hi", "ctr", "win", "fd", "fd_hash",
               "wa_done", "wh", "wn")
 
     def copy(self) -> VsmSession:
@@ -258,7 +265,17 @@ class VsmSession:
         other.__dict__.update(self.__dict__)
         for name in self._STATE:
             setattr(other, name, getattr(self, name).copy())
+        other.shadow = np.empty_like(self.shadow)   # only the bytes of split blocks mean anything
+        K.copy_split_blocks(self.shadow, other.shadow, self.blo, self.bhi, np.int64(self.log_block))
         return other
+
+    def values(self, index: np.ndarray) -> np.ndarray:
+        """The state bits (int64) of the given shadow bytes."""
+        index = np.asarray(index, dtype=np.int64)
+        if not len(index):
+            return np.zeros(0, dtype=np.int64)
+        b = index >> self.log_block
+        return np.where(self.blo[b] == self.bhi[b], self.blo[b], self.shadow[index].astype(np.int64))
 
     def apply(self, columns: Mapping[str, np.ndarray], rows: np.ndarray | None = None, base: int = 0) -> None:
         """Apply events of ``columns`` (row i has global index base+i), all in order or ``rows`` in order."""
@@ -272,11 +289,16 @@ class VsmSession:
             if n == 0:
                 return
         st = self.static
+        stride, blocks = columns.get("addr2"), columns.get("aux2")
+        if stride is None or blocks is None:   # columns without strided runs
+            stride = blocks = np.zeros(len(kind), dtype=np.int64)
         K.apply_events(
             kind, columns["rank"], columns["device"], columns["loc"], columns["addr"], columns["size"],
-            columns["id"], columns["op"], columns["aux"], rows_arr, n, np.int64(base),
+            columns["id"], columns["op"], columns["aux"], stride, blocks, rows_arr, n, np.int64(base),
             st.ct_event, st.ct, self.cl, st.clk_keys, st.clk_rows, st.devmap, np.int64(st.ndev),
-            np.int64(self.all_cvv), st.tr_lo, st.tr_hi, st.tr_base, self.shadow, self.en, self.lv_key,
+            np.int64(self.all_cvv), st.tr_lo, st.tr_hi, st.tr_base, self.shadow, self.blo, self.bhi,
+            np.int64(self.log_block), self.en,
+            self.lv_key,
             self.lv_en, self.al_lo, self.al_hi, self.ctr, self.win, self.fd, self.fd_hash, self.wa_sh,
             self.wa_id, self.wa_done, self.wh, self.wn, self.st_ev, self.st_w)
 
@@ -338,16 +360,16 @@ class VsmResult:
 
 
 def run_vsm(columns: Mapping[str, np.ndarray], order: Sequence[int] | np.ndarray | None = None, *,
-            control: ControlEvents | None = None, history: bool = True) -> VsmResult:
+            control: ControlEvents | None = None, history: bool = True, log_block: int = K.LOG_BLOCK) -> VsmResult:
     """Run the VSM over an in-memory column set, in row order or in ``order``; with histories."""
     control = control if control is not None else control_events_from_columns(columns)
     rows = None if order is None else np.asarray(order, dtype=np.int64)
-    session = VsmSession.for_control(control)
+    session = VsmSession.for_control(control, log_block=log_block)
     session.apply(columns, rows)
     if history:
         watches = session.first_bad_bytes()
         if len(watches.shadow):
-            replay = VsmSession(session.static, watches)
+            replay = VsmSession(session.static, watches, log_block)
             replay.apply(columns, rows)
             return VsmResult(replay.detections(), replay)
     return VsmResult(session.detections(), session)

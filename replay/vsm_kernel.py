@@ -59,25 +59,176 @@ CL_EVENT, CL_CKEY, CL_HOST, CL_SIZE, CL_NAME, CL_TYPE, CL_LOC, CL_OBJLO, CL_OBJH
  F_LASTEV, F_LASTHOST, F_WIDTH, F_ASIZE, F_RELEASE, F_NAME, F_OBJLO, F_OBJHI, F_N) = range(22)
 
 
+# ---------------------------------------------------------------------------------------------
+# The shadow in blocks. Every 2**lgb consecutive shadow bytes (``LOG_BLOCK`` unless a test asks for
+# smaller blocks) form a block with two bounds:
+# ``blo[b]`` (bits set in every byte of the block) and ``bhi[b]`` (bits set in some byte). When they
+# are equal the block is *uniform*: each byte holds that value and the bytes in ``shadow`` are not
+# kept (they are written only when a partial operation splits the block). Every operation is a
+# per-byte bit map (``_fmap``), so uniform blocks are updated in O(1), a read of a block whose
+# lower bound has the valid bit needs no byte scan, and what remains are vectorised slice loops.
+LOG_BLOCK = 12
+BLOCK = 1 << LOG_BLOCK
+# bit maps: v -> (v & keep) | set, plus a copy of the OV bits into a CV (TO) or back (FROM)
+MAP_PLAIN, MAP_TO, MAP_FROM = 0, 1, 2
+
+
 @njit(cache=True, inline="always")
 def _cv_bits(di):
     return np.int64(4) << np.int64(2 * di), np.int64(8) << np.int64(2 * di)
 
 
 @njit(cache=True, inline="always")
-def _write_bits(shadow, s0, s1, keep, set_bits):
-    """A write to shadow bytes [s0, s1): clear the other copies' bits, set the writer's."""
-    for s in range(s0, s1):
-        shadow[s] = (np.int64(shadow[s]) & keep) | set_bits
+def _fmap(v, keep, set_bits, mode, shift):
+    """The new value of one shadow byte ``v`` under a bit map."""
+    r = (v & keep) | set_bits
+    if mode == MAP_TO:
+        r |= (v & np.int64(OVV | OVI)) << shift
+    elif mode == MAP_FROM:
+        r |= (v >> shift) & np.int64(OVV | OVI)
+    return r
+
+
+@njit(cache=True)
+def _map_bytes(shadow, s0, s1, keep, set_bits, mode, shift):
+    """Apply a bit map to shadow bytes [s0, s1); (AND, OR) of the new values."""
+    a = shadow[s0:s1]
+    lo = np.int64(-1)
+    hi = np.int64(0)
+    if mode == MAP_TO:
+        for i in range(len(a)):
+            v = np.int64(a[i])
+            v = (v & keep) | set_bits | ((v & np.int64(OVV | OVI)) << shift)
+            a[i] = v
+            lo &= v
+            hi |= v
+    elif mode == MAP_FROM:
+        for i in range(len(a)):
+            v = np.int64(a[i])
+            v = (v & keep) | set_bits | ((v >> shift) & np.int64(OVV | OVI))
+            a[i] = v
+            lo &= v
+            hi |= v
+    else:
+        for i in range(len(a)):
+            v = (np.int64(a[i]) & keep) | set_bits
+            a[i] = v
+            lo &= v
+            hi |= v
+    return lo, hi
+
+
+@njit(cache=True)
+def _bounds_bytes(shadow, s0, s1):
+    """(AND, OR) of shadow bytes [s0, s1)."""
+    a = shadow[s0:s1]
+    lo = np.int64(-1)
+    hi = np.int64(0)
+    for i in range(len(a)):
+        v = np.int64(a[i])
+        lo &= v
+        hi |= v
+    return lo, hi
+
+
+@njit(cache=True)
+def _map_range(shadow, blo, bhi, lgb, s0, s1, keep, set_bits, mode, shift):
+    """Apply a bit map to shadow bytes [s0, s1), block by block."""
+    bsz = np.int64(1) << lgb
+    b = s0 >> lgb
+    while s0 < s1:
+        bs = b << lgb
+        be = bs + bsz
+        e = min(s1, be)
+        full = s0 == bs and e == be
+        lb = blo[b]
+        ub = bhi[b]
+        if lb == ub:
+            nv = _fmap(lb, keep, set_bits, mode, shift)
+            if nv != lb:
+                if full:
+                    blo[b] = nv
+                    bhi[b] = nv
+                else:   # split a uniform block: its bytes become the truth
+                    shadow[bs:be] = lb
+                    lo, hi = _map_bytes(shadow, s0, e, keep, set_bits, mode, shift)
+                    blo[b] = lb & lo
+                    bhi[b] = ub | hi
+        elif not (mode == MAP_PLAIN and _fmap(lb, keep, set_bits, mode, shift) == lb
+                  and _fmap(ub, keep, set_bits, mode, shift) == ub):   # else: no byte changes
+            lo, hi = _map_bytes(shadow, s0, e, keep, set_bits, mode, shift)
+            if full:
+                blo[b] = lo
+                bhi[b] = hi
+            else:
+                blo[b] = lb & lo
+                bhi[b] = ub | hi
+        s0 = e
+        b += 1
+
+
+@njit(cache=True)
+def _all_have(shadow, blo, bhi, lgb, s0, s1, bit):
+    """Whether every shadow byte in [s0, s1) has ``bit`` (a read finds its copy valid)."""
+    bsz = np.int64(1) << lgb
+    b = s0 >> lgb
+    while s0 < s1:
+        bs = b << lgb
+        e = min(s1, bs + bsz)
+        lb = blo[b]
+        if (lb & bit) == 0:
+            if lb == bhi[b]:
+                return False
+            lo, hi = _bounds_bytes(shadow, s0, e)
+            if s0 == bs and e == bs + bsz:   # a whole block scanned: its bounds become exact
+                blo[b] = lo
+                bhi[b] = hi
+            if (lo & bit) == 0:
+                return False
+        s0 = e
+        b += 1
+    return True
+
+
+@njit(cache=True)
+def copy_split_blocks(src, dst, blo, bhi, lgb):
+    """Copy the bytes of the blocks that are not uniform (the only bytes that hold state)."""
+    bsz = np.int64(1) << lgb
+    for b in range(len(blo)):
+        if blo[b] != bhi[b]:
+            bs = b << lgb
+            dst[bs:bs + bsz] = src[bs:bs + bsz]
 
 
 @njit(cache=True, inline="always")
-def _any_invalid(shadow, s0, s1, valid_bit):
-    """Whether a read of shadow bytes [s0, s1) finds one whose copy is not valid."""
-    for s in range(s0, s1):
-        if (shadow[s] & valid_bit) == 0:
-            return True
-    return False
+def _value(shadow, blo, bhi, lgb, s):
+    """The state of shadow byte s."""
+    b = s >> lgb
+    if blo[b] == bhi[b]:
+        return blo[b]
+    return np.int64(shadow[s])
+
+
+@njit(cache=True)
+def _run_end(shadow, blo, bhi, lgb, s, s1, mask, want):
+    """First shadow byte t in [s, s1) with (state & mask) != want; s1 when none."""
+    bsz = np.int64(1) << lgb
+    b = s >> lgb
+    while s < s1:
+        bs = b << lgb
+        e = min(s1, bs + bsz)
+        lb = blo[b] & mask
+        ub = bhi[b] & mask
+        if lb != want or ub != want:
+            if blo[b] == bhi[b]:
+                return s
+            a = shadow[s:e]
+            for i in range(len(a)):
+                if (np.int64(a[i]) & mask) != want:
+                    return s + i
+        s = e
+        b += 1
+    return s1
 
 
 @njit(cache=True)
@@ -139,7 +290,7 @@ def _tracked(tr_lo, tr_hi, tr_base, key):
 
 
 @njit(cache=True)
-def _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn):
+def _watch(s0, s1, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn):
     """Append (event, state after) to the history of every watched byte in shadow[s0:s1]."""
     nw = len(wa_sh)
     if nw == 0:
@@ -151,7 +302,7 @@ def _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn):
         if wa_done[w] == 0:
             slot = wn[w] % hmax
             wh[w, slot, 0] = g
-            wh[w, slot, 1] = np.int64(shadow[wa_sh[k]])
+            wh[w, slot, 1] = _value(shadow, blo, bhi, lgb, wa_sh[k])
             wn[w] += 1
         k += 1
 
@@ -411,8 +562,8 @@ def _section_overflow(fd, fd_hash, ctr, g, rk, di, loc, clause_ev, name, hk, siz
 
 
 @njit(cache=True)
-def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base, shadow, en, lv_key, lv_en,
-                   al_lo, al_hi, ctr, fd, fd_hash, wa_sh, wa_id, wa_done, wh, wn):
+def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base, shadow, blo, bhi, lgb, en, lv_key,
+                   lv_en, al_lo, al_hi, ctr, fd, fd_hash, wa_sh, wa_id, wa_done, wh, wn):
     kind = ct[c, CT_KIND]
     rk = ct[c, CT_RANK]
     hk = (rk << SHIFT) | ct[c, CT_ADDR]
@@ -445,9 +596,8 @@ def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base
             stop = min(end, run_end)
             if s0 >= 0:
                 s1 = s0 + (stop - key)
-                for s in range(s0, s1):
-                    shadow[s] = OVV | OVI
-                _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
+                _map_range(shadow, blo, bhi, lgb, s0, s1, np.int64(0), np.int64(OVV | OVI), MAP_PLAIN, np.int64(0))
+                _watch(s0, s1, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
             key = stop
     elif kind == K_FREE:
         n = ctr[C_NALLOC]
@@ -502,13 +652,10 @@ def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base
             _insert_live(lv_key, lv_en, ctr, dk, e)
             if op == D_ASSOC and ct[c, CT_AUX] == 1:
                 # a declare-target variable's device copy: initialised from the device image
-                for s in range(s0, s0 + size):
-                    shadow[s] = np.int64(shadow[s]) | cvv | cvi
+                _map_range(shadow, blo, bhi, lgb, s0, s0 + size, np.int64(-1), cvv | cvi, MAP_PLAIN, np.int64(0))
             else:
-                clear = ~(cvv | cvi)
-                for s in range(s0, s0 + size):
-                    shadow[s] = np.int64(shadow[s]) & clear
-            _watch(s0, s0 + size, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
+                _map_range(shadow, blo, bhi, lgb, s0, s0 + size, ~(cvv | cvi), np.int64(0), MAP_PLAIN, np.int64(0))
+            _watch(s0, s0 + size, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
         elif op == D_DELETE or op == D_DISASSOC:
             i, e = _find_live(lv_key, lv_en, en, ctr[C_NLIVE], dk)
             if e < 0:
@@ -516,10 +663,8 @@ def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base
             en[e, EN_RELEASE] = g
             _remove_live(lv_key, lv_en, ctr, i)
             s0 = en[e, EN_SHADOW]
-            clear = ~(cvv | cvi)
-            for s in range(s0, s0 + en[e, EN_SIZE]):
-                shadow[s] = np.int64(shadow[s]) & clear
-            _watch(s0, s0 + en[e, EN_SIZE], g, shadow, wa_sh, wa_id, wa_done, wh, wn)
+            _map_range(shadow, blo, bhi, lgb, s0, s0 + en[e, EN_SIZE], ~(cvv | cvi), np.int64(0), MAP_PLAIN, np.int64(0))
+            _watch(s0, s0 + en[e, EN_SIZE], g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
         elif op == D_TO or op == D_FROM:
             clause = _clause_of(cl, clk_keys, clk_rows, ckey, hk, ct[c, CT_NAME])
             if clause < 0:
@@ -535,30 +680,27 @@ def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base
             direct = en[e, EN_HOST] + off == hk
             shift = np.int64(2 + 2 * di)
             if op == D_TO:
-                if direct:
-                    for s in range(s0, s0 + n):
-                        v = np.int64(shadow[s])
-                        shadow[s] = (v & ~(cvv | cvi)) | ((v & (OVV | OVI)) << shift)
+                if direct:   # CV := OV
+                    _map_range(shadow, blo, bhi, lgb, s0, s0 + n, ~(cvv | cvi), np.int64(0), MAP_TO, shift)
                 else:  # the runtime wrote a device address into this CV (pointer attachment)
-                    for s in range(s0, s0 + n):
-                        shadow[s] = np.int64(shadow[s]) | cvv | cvi
+                    _map_range(shadow, blo, bhi, lgb, s0, s0 + n, np.int64(-1), cvv | cvi, MAP_PLAIN, np.int64(0))
             else:
                 if not direct:
                     return
-                for s in range(s0, s0 + n):
-                    v = np.int64(shadow[s])
-                    shadow[s] = (v & ~np.int64(OVV | OVI)) | ((v >> shift) & (OVV | OVI))
-            _watch(s0, s0 + n, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
+                _map_range(shadow, blo, bhi, lgb, s0, s0 + n, ~np.int64(OVV | OVI), np.int64(0), MAP_FROM, shift)
+            _watch(s0, s0 + n, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
 
 
 @njit(cache=True)
-def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows, base,
+def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, blocks, rows, n_rows, base,
                  ct_event, ct, cl, clk_keys, clk_rows, devmap, ndev, all_cvv,
-                 tr_lo, tr_hi, tr_base, shadow, en, lv_key, lv_en, al_lo, al_hi, ctr, win, fd, fd_hash,
+                 tr_lo, tr_hi, tr_base, shadow, blo, bhi, lgb, en, lv_key, lv_en, al_lo, al_hi, ctr, win, fd, fd_hash,
                  wa_sh, wa_id, wa_done, wh, wn, st_ev, st_w):
     """Apply events ``rows[:n_rows]`` (or rows 0..n_rows-1 when ``rows`` is empty) of one column set.
 
     ``base`` is the global index of row 0. Every piece of state lives in the arrays passed in.
+    ``stride`` / ``blocks`` are the ACCESS columns ``addr2`` / ``aux2``: a strided row is applied one
+    block after the other, all with the row's event index.
     """
     use_rows = len(rows) > 0
     watching = len(wa_sh) > 0
@@ -566,6 +708,7 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
     ndevmap = len(devmap)
     keep_host = ~np.int64(all_cvv)
     keep_dev = ~(np.int64(OVV) | np.int64(all_cvv))
+    set_host = np.int64(OVV | OVI) & keep_host
     # lookup caches, invalidated whenever a control event changes the tables:
     # host: the tracked interval [h_lo, h_hi) at shadow h_base; device: the live CV [d_lo, d_hi) of entry d_e
     h_lo = np.int64(0)
@@ -592,8 +735,8 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
             if kd == K_ALLOC or kd == K_FREE or kd == K_MAP or kd == K_DATA:
                 c = _search(ct_event, n_ct, g)
                 if c >= 0 and ct_event[c] == g:
-                    _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base, shadow, en,
-                                   lv_key, lv_en, al_lo, al_hi, ctr, fd, fd_hash, wa_sh, wa_id, wa_done, wh, wn)
+                    _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base, shadow, blo, bhi, lgb,
+                                   en, lv_key, lv_en, al_lo, al_hi, ctr, fd, fd_hash, wa_sh, wa_id, wa_done, wh, wn)
                     h_hi = np.int64(0)
                     h_lo = np.int64(0)
                     d_hi = np.int64(0)
@@ -602,89 +745,98 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, rows, n_rows
                     d2_lo = np.int64(0)
             continue
         sz = np.int64(size[r])
-        a = np.int64(addr[r])
-        if sz <= 0 or ((a | (a + sz)) >> SHIFT) != 0:
-            continue  # empty, or not a real address (see build_static)
+        if sz <= 0:
+            continue
+        a0 = np.int64(addr[r])
+        nblk = max(np.int64(blocks[r]), np.int64(1))
+        step = np.int64(stride[r]) if nblk > 1 else np.int64(0)
         rk = np.int64(rank[r])
         dv = device[r]
         write = (op[r] & A_WRITE) != 0
-        if dv < 0:
-            # ---------------- host access: pieces in tracked memory ----------------
-            key = (rk << SHIFT) | a
-            end = key + sz
-            while key < end:
-                if not (h_lo <= key < h_hi):
-                    i = _search(tr_lo, len(tr_lo), key)
-                    if i >= 0 and key < tr_hi[i]:
-                        h_lo = tr_lo[i]
-                        h_hi = tr_hi[i]
-                        h_base = tr_base[i]
-                    else:   # untracked memory up to the next tracked interval
-                        key = min(end, tr_lo[i + 1] if i + 1 < len(tr_lo) else BIG)
-                        continue
-                stop = min(end, h_hi)
-                s0 = h_base + (key - h_lo)
-                s1 = s0 + (stop - key)
-                if write:
-                    _write_bits(shadow, s0, s1, keep_host, (OVV | OVI) & keep_host)
-                    if watching:
-                        _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
-                elif _any_invalid(shadow, s0, s1, OVV):
-                    _host_read_findings(shadow, s0, s1, key, g, rk, loc[r], aux[r], sz, en, cl, ctr, fd, fd_hash)
-                key = stop
-        else:
-            # ---------------- device access: pieces in live CVs, gaps checked for overflow ----------------
+        di = -1
+        if dv >= 0:
             if dv >= ndevmap:
                 continue
             di = devmap[dv]
             if di < 0:
                 continue
-            cvv, cvi = _cv_bits(di)
-            key = ((rk * ndev + di) << SHIFT) | a
-            start = key
-            start_lo = np.int64(-1)
-            start_e = -1
-            end = key + sz
-            while key < end:
-                if key != start and d_lo == start_lo:
-                    # one access that began in a CV runs past its end: the rest overflows that variable
-                    _overflow_of(start_e, key, end, g, rk, di, loc[r], aux[r], sz, en, cl, fd, fd_hash, ctr)
-                    break
-                if not (d_lo <= key < d_hi):
-                    if d2_lo <= key < d2_hi:   # kernels alternate between a few arrays: swap the two slots
-                        d_lo, d2_lo = d2_lo, d_lo
-                        d_hi, d2_hi = d2_hi, d_hi
-                        d_sh, d2_sh = d2_sh, d_sh
-                        d_e, d2_e = d2_e, d_e
-                        e = d_e
-                    else:
-                        i, e = _find_live(lv_key, lv_en, en, ctr[C_NLIVE], key)
-                    if e >= 0 and not (d_lo <= key < d_hi):
-                        d2_lo, d2_hi, d2_sh, d2_e = d_lo, d_hi, d_sh, d_e
-                        d_lo = en[e, EN_DEV]
-                        d_hi = d_lo + en[e, EN_SIZE]
-                        d_sh = en[e, EN_SHADOW]
-                        d_e = e
-                    elif e < 0:
-                        stop = min(end, lv_key[i + 1]) if i + 1 < ctr[C_NLIVE] else end
-                        _overflow(key, stop, g, rk, di, ndev, eid[r], loc[r], aux[r], sz, cl, clk_keys, clk_rows,
-                                  en, lv_en, ctr, win, fd, fd_hash)
-                        key = stop
-                        continue
-                if key == start:
-                    start_lo = d_lo
-                    start_e = d_e
-                stop = min(end, d_hi)
-                s0 = d_sh + (key - d_lo)
-                s1 = s0 + (stop - key)
-                if write:
-                    _write_bits(shadow, s0, s1, keep_dev, cvv | cvi)
-                    if watching:
-                        _watch(s0, s1, g, shadow, wa_sh, wa_id, wa_done, wh, wn)
-                elif _any_invalid(shadow, s0, s1, cvv):
-                    _device_read_findings(shadow, s0, s1, key, g, rk, di, cvv, cvi, d_e, loc[r], aux[r], sz,
-                                          en, cl, fd, fd_hash, ctr)
-                key = stop
+        for blk in range(nblk):
+            a = a0 + blk * step
+            if ((a | (a + sz)) >> SHIFT) != 0:
+                continue  # not a real address (see build_static)
+            if di < 0:
+                # ---------------- host access: pieces in tracked memory ----------------
+                key = (rk << SHIFT) | a
+                end = key + sz
+                while key < end:
+                    if not (h_lo <= key < h_hi):
+                        i = _search(tr_lo, len(tr_lo), key)
+                        if i >= 0 and key < tr_hi[i]:
+                            h_lo = tr_lo[i]
+                            h_hi = tr_hi[i]
+                            h_base = tr_base[i]
+                        else:   # untracked memory up to the next tracked interval
+                            key = min(end, tr_lo[i + 1] if i + 1 < len(tr_lo) else BIG)
+                            continue
+                    stop = min(end, h_hi)
+                    s0 = h_base + (key - h_lo)
+                    s1 = s0 + (stop - key)
+                    if write:
+                        _map_range(shadow, blo, bhi, lgb, s0, s1, keep_host, set_host, MAP_PLAIN, np.int64(0))
+                        if watching:
+                            _watch(s0, s1, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
+                    elif not _all_have(shadow, blo, bhi, lgb, s0, s1, np.int64(OVV)):
+                        _host_read_findings(shadow, blo, bhi, lgb, s0, s1, key, g, rk, loc[r], aux[r], sz, en, cl, ctr,
+                                            fd, fd_hash)
+                    key = stop
+            else:
+                # ---------------- device access: pieces in live CVs, gaps checked for overflow ----------------
+                cvv, cvi = _cv_bits(di)
+                key = ((rk * ndev + di) << SHIFT) | a
+                start = key
+                start_lo = np.int64(-1)
+                start_e = -1
+                end = key + sz
+                while key < end:
+                    if key != start and d_lo == start_lo:
+                        # one access that began in a CV runs past its end: the rest overflows that variable
+                        _overflow_of(start_e, key, end, g, rk, di, loc[r], aux[r], sz, en, cl, fd, fd_hash, ctr)
+                        break
+                    if not (d_lo <= key < d_hi):
+                        if d2_lo <= key < d2_hi:   # kernels alternate between a few arrays: swap the two slots
+                            d_lo, d2_lo = d2_lo, d_lo
+                            d_hi, d2_hi = d2_hi, d_hi
+                            d_sh, d2_sh = d2_sh, d_sh
+                            d_e, d2_e = d2_e, d_e
+                            e = d_e
+                        else:
+                            i, e = _find_live(lv_key, lv_en, en, ctr[C_NLIVE], key)
+                        if e >= 0 and not (d_lo <= key < d_hi):
+                            d2_lo, d2_hi, d2_sh, d2_e = d_lo, d_hi, d_sh, d_e
+                            d_lo = en[e, EN_DEV]
+                            d_hi = d_lo + en[e, EN_SIZE]
+                            d_sh = en[e, EN_SHADOW]
+                            d_e = e
+                        elif e < 0:
+                            stop = min(end, lv_key[i + 1]) if i + 1 < ctr[C_NLIVE] else end
+                            _overflow(key, stop, g, rk, di, ndev, eid[r], loc[r], aux[r], sz, cl, clk_keys,
+                                      clk_rows, en, lv_en, ctr, win, fd, fd_hash)
+                            key = stop
+                            continue
+                    if key == start:
+                        start_lo = d_lo
+                        start_e = d_e
+                    stop = min(end, d_hi)
+                    s0 = d_sh + (key - d_lo)
+                    s1 = s0 + (stop - key)
+                    if write:
+                        _map_range(shadow, blo, bhi, lgb, s0, s1, keep_dev, cvv | cvi, MAP_PLAIN, np.int64(0))
+                        if watching:
+                            _watch(s0, s1, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
+                    elif not _all_have(shadow, blo, bhi, lgb, s0, s1, cvv):
+                        _device_read_findings(shadow, blo, bhi, lgb, s0, s1, key, g, rk, di, cvv, cvi, d_e, loc[r],
+                                              aux[r], sz, en, cl, fd, fd_hash, ctr)
+                    key = stop
 
 
 @njit(cache=True)
@@ -715,22 +867,18 @@ def _overflow(key, stop, g, rk, di, ndev, cid, loc, width, sz, cl, clk_keys, clk
 
 
 @njit(cache=True)
-def _host_read_findings(shadow, s0, s1, key0, g, rk, loc, width, sz, en, cl, ctr, fd, fd_hash):
+def _host_read_findings(shadow, blo, bhi, lgb, s0, s1, key0, g, rk, loc, width, sz, en, cl, ctr, fd, fd_hash):
+    """Record the runs of invalid bytes of a host read of shadow[s0:s1] (host key key0)."""
     s = s0
     while s < s1:
-        v = shadow[s]
-        if v & OVV:
-            s += 1
-            continue
+        s = _run_end(shadow, blo, bhi, lgb, s, s1, np.int64(OVV), np.int64(OVV))   # next invalid byte
+        if s >= s1:
+            break
+        v = _value(shadow, blo, bhi, lgb, s)
         k = key0 + (s - s0)
         e, hi = _latest_entry(en, ctr, k)
         uum = (v & OVI) == 0
-        t = s + 1
-        while t < s1 and key0 + (t - s0) < hi:
-            vt = shadow[t]
-            if (vt & OVV) != 0 or ((vt & OVI) == 0) != uum:
-                break
-            t += 1
+        t = _run_end(shadow, blo, bhi, lgb, s + 1, min(s1, s0 + (hi - key0)), np.int64(OVV | OVI), v & (OVV | OVI))
         kx, clause_ev, name, olo, ohi = _entry_key(en, cl, e)
         release = en[e, EN_RELEASE] if e >= 0 else -1
         _record(fd, fd_hash, ctr, FK_UUM if uum else FK_STALE, rk, -1, loc, kx, e, clause_ev, g, k & ADDR_MASK,
@@ -739,22 +887,18 @@ def _host_read_findings(shadow, s0, s1, key0, g, rk, loc, width, sz, en, cl, ctr
 
 
 @njit(cache=True)
-def _device_read_findings(shadow, s0, s1, key0, g, rk, di, cvv, cvi, e, loc, width, sz, en, cl, fd, fd_hash,
-                          ctr):
+def _device_read_findings(shadow, blo, bhi, lgb, s0, s1, key0, g, rk, di, cvv, cvi, e, loc, width, sz, en, cl, fd,
+                          fd_hash, ctr):
+    """Record the runs of invalid bytes of a device read of shadow[s0:s1] (device key key0, entry e)."""
     kx, clause_ev, name, olo, ohi = _entry_key(en, cl, e)
     s = s0
     while s < s1:
-        v = np.int64(shadow[s])
-        if v & cvv:
-            s += 1
-            continue
+        s = _run_end(shadow, blo, bhi, lgb, s, s1, cvv, cvv)   # next invalid byte
+        if s >= s1:
+            break
+        v = _value(shadow, blo, bhi, lgb, s)
         uum = (v & cvi) == 0
-        t = s + 1
-        while t < s1:
-            vt = np.int64(shadow[t])
-            if (vt & cvv) != 0 or ((vt & cvi) == 0) != uum:
-                break
-            t += 1
+        t = _run_end(shadow, blo, bhi, lgb, s + 1, s1, cvv | cvi, v & (cvv | cvi))
         dk = key0 + (s - s0)
         host = en[e, EN_HOST] + (dk - en[e, EN_DEV])
         _record(fd, fd_hash, ctr, FK_UUM if uum else FK_STALE, rk, di, loc, kx, e, clause_ev, g, host & ADDR_MASK,

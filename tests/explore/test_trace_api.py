@@ -69,3 +69,28 @@ def test_timeline_explain_and_transfers(saxpy_log):
     tr = t.transfers()
     assert tr.select("variable", "op", "wasted_bytes").rows() == [
         ("a", "transfer_to", 400), ("b", "transfer_to", 0), ("a", "transfer_from", 0)]
+
+
+def test_history_and_vsm_state_of_a_strided_device_run(tmp_path):
+    from quiver.formats import ConstructKind, DataOpKind, LogBuilder, MapType
+
+    b = LogBuilder(program="rows")
+    b.alloc(0x10000, 1024, site=("rows.c", 3, "main"))
+    c = b.construct_begin(ConstructKind.TARGET, site=("rows.c", 5, "main"))
+    b.map_clause(c, "g", 0x10000, 1024, MapType.TO | MapType.FROM, site=("rows.c", 5, "main"), text="g[0:256]")
+    b.data_op(DataOpKind.ALLOC, 0x10000, 0x90000, 1024, construct=c, var="g")
+    b.data_op(DataOpKind.TRANSFER_TO, 0x10000, 0x90000, 1024, construct=c, var="g")
+    # the interiors of 4 rows of 256 bytes: 248 bytes from byte 4 of each row
+    b.access(0x90004, 248, write=True, device=0, construct=c, site=("rows.c", 7, "main"), stride=256, blocks=4,
+             width=4)
+    b.construct_end(c)
+    t = quiver.open(b.write(tmp_path / "rows.arrow"))
+    hit = t.history(addr=0x10000 + 3 * 256 + 100, size=4)      # inside the last block
+    assert hit.filter(pl.col("side") == "device 0").select("operation", "host_addr", "bytes", "detail").rows() == [
+        ("write", 0x10004, 4 * 248, "strided run: 4 blocks of 248 bytes every 256 bytes")]
+    gap = t.history(addr=0x10000 + 256, size=4)                # between two blocks: not touched
+    assert gap.filter(pl.col("side") == "device 0").is_empty()
+    state = t.vsm_state("g")
+    assert state.select("bytes", "state").rows()[:3] == [(4, "OV valid, CV0 valid"), (248, "OV stale, CV0 valid"),
+                                                        (8, "OV valid, CV0 valid")]
+    assert state["bytes"].sum() == 1024 and len(state) == 9

@@ -1,4 +1,10 @@
-"""The numba VSM and the pure-Python oracle give identical detections on random builder logs."""
+"""The numba VSM and the pure-Python oracle give identical detections on random builder logs.
+
+The kernel keeps its shadow in blocks (uniform blocks updated in O(1), split blocks byte by byte);
+the tests run it with blocks of 4 to 16 bytes as well as the default size, so random logs of a few
+dozen bytes cross block edges, split and re-join blocks all the time. Strided ACCESS rows (format
+version 2) are generated on both sides.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from hypothesis import strategies as st
 from quiver.formats import ConstructKind, DataOpKind, EventKind, LogBuilder, MapType
 from quiver.replay.oracle import oracle_detections
 from quiver.replay.vsm import run_vsm
+from quiver.replay.vsm_kernel import LOG_BLOCK
 
 HOST_VARS = [(0x1000, 24), (0x1018, 16), (0x2000, 32)]   # two adjacent, one apart
 DEV_BASES = [0x9000, 0x9040, 0x9028]
@@ -23,8 +30,14 @@ device_op = st.tuples(st.just("device"), dev_range, st.booleans(), st.integers(0
 # stale patterns: copy in, write on one side, read on the other (with the CV released or not)
 scenario_op = st.tuples(st.just("scenario"), st.integers(0, 2), st.integers(0, 8), st.sampled_from([0, 1, 2]),
                         st.integers(1, 16), device_no, st.booleans(), st.booleans())
+# strided runs: (base, offset, block size, gap, blocks, write, site)
+host_strided = st.tuples(st.just("hstride"), st.integers(0, 2), st.integers(-4, 30), st.integers(1, 6),
+                         st.integers(1, 6), st.integers(2, 5), st.booleans(), st.integers(0, 5))
+device_strided = st.tuples(st.just("dstride"), st.sampled_from([0, 0, 1, 1, 2]), st.integers(-4, 16),
+                           st.integers(1, 6), st.integers(1, 6), st.integers(2, 5), st.booleans(), st.integers(0, 5),
+                           device_no)
 op = st.one_of(
-    map_op, map_op, device_op, device_op, device_op, scenario_op,
+    map_op, map_op, device_op, device_op, device_op, scenario_op, host_strided, device_strided, device_strided,
     # map / unmap: the data ops a runtime emits for one clause (alloc + copy-in, copy-out + delete)
     st.tuples(st.just("unmap"), st.integers(0, 2), st.integers(0, 8), st.sampled_from([0, 0, 1, 1, 2]), st.integers(1, 24),
               st.booleans(), st.integers(0, 1)),
@@ -83,6 +96,13 @@ def build(ops: list, ranks: int = 1) -> dict[str, np.ndarray]:
             b.event(EventKind.DATA_OP, op=kind, addr=0 if no_host else base + off, addr2=DEV_BASES[dev] + off + slip,
                     size=size, id=construct, device=device, name=b.string(f"v{var}"), aux=aux,
                     loc=b.location(*SITES[1]))
+        elif o[0] == "hstride":
+            _, var, off, size, gap, blocks, write, line = o
+            b.access(HOST_VARS[var][0] + off, size, write=write, site=SITES[line], stride=size + gap, blocks=blocks)
+        elif o[0] == "dstride":
+            _, dev, off, size, gap, blocks, write, line, device = o
+            b.access(DEV_BASES[dev] + off, size, write=write, device=device, construct=construct, site=SITES[line],
+                     stride=size + gap, blocks=blocks)
         elif o[0] == "host":
             (var, off, size), write, line = o[1], o[2], o[3]
             b.access(HOST_VARS[var][0] + off, size, write=write, site=SITES[line])
@@ -97,28 +117,54 @@ def build(ops: list, ranks: int = 1) -> dict[str, np.ndarray]:
     return cols
 
 
+# shadow blocks of 4, 8 or 16 bytes (many block edges in a small log) or the default size
+log_block = st.sampled_from([2, 3, 4, LOG_BLOCK])
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(op, min_size=8, max_size=50))
-def test_vsm_matches_oracle(ops):
+@given(st.lists(op, min_size=8, max_size=50), log_block)
+def test_vsm_matches_oracle(ops, lgb):
     cols = build(ops)
-    assert run_vsm(cols).detections == oracle_detections(cols)
+    assert run_vsm(cols, log_block=lgb).detections == oracle_detections(cols)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(op, min_size=8, max_size=30))
-def test_vsm_matches_oracle_two_ranks(ops):
+@given(st.lists(op, min_size=8, max_size=30), log_block)
+def test_vsm_matches_oracle_two_ranks(ops, lgb):
     cols = build(ops, ranks=2)
-    assert run_vsm(cols).detections == oracle_detections(cols)
+    assert run_vsm(cols, log_block=lgb).detections == oracle_detections(cols)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(op, min_size=8, max_size=40), st.randoms(use_true_random=False))
-def test_vsm_matches_oracle_in_any_order(ops, rnd):
+@given(st.lists(op, min_size=8, max_size=40), st.randoms(use_true_random=False), log_block)
+def test_vsm_matches_oracle_in_any_order(ops, rnd, lgb):
     cols = build(ops)
     order = list(range(len(cols["kind"])))
     rnd.shuffle(order)
     order = order[: max(1, len(order) - rnd.randint(0, 3))]   # a subset too
-    assert run_vsm(cols, order=order).detections == oracle_detections(cols, order=order)
+    assert run_vsm(cols, order=order, log_block=lgb).detections == oracle_detections(cols, order=order)
+
+
+def on_high_devices(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The same events on devices 31 and 32, after device memory on devices 2..30 (31 devices in all).
+
+    The shadow is then uint64 and the two devices' bits are the top ones (bit 63 is the sign bit).
+    """
+    b = LogBuilder(program="devices")
+    for d in range(2, 31):   # omp_target_alloc on each: a device of the log, nothing tracked
+        b.data_op(DataOpKind.ALLOC, 0, 0x100, 8, device=d)
+    dummy = b.columns()
+    out = {k: np.concatenate([dummy[k], v]) for k, v in cols.items()}
+    dev = out["device"][len(dummy["kind"]):]
+    dev[dev >= 0] += 31
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(op, min_size=8, max_size=30), log_block)
+def test_vsm_matches_oracle_with_31_devices(ops, lgb):
+    cols = on_high_devices(build(ops))
+    assert run_vsm(cols, log_block=lgb).detections == oracle_detections(cols)
 
 
 def test_fixed_example_agrees_and_finds_uum():
