@@ -216,17 +216,16 @@ static inline int on_kernel_stack(const qv_tls *t, uintptr_t a) {
 
 /* ---- runs ---- */
 
-static inline void run_emit(qv_tls *t, qv_run *r) {
+static inline void emit_one(qv_tls *t, const qv_run *r, uintptr_t lo, uintptr_t size, uintptr_t stride,
+                            uint64_t blocks) {
   qv_event_t e = QV_EVENT_INIT;
   e.time_ns = r->t0;
   e.kind = QV_K_ACCESS;
-  e.addr = r->lo;
-  if (r->blocks > 1) { /* FORMAT.md: a strided run */
-    e.size = r->bsize;
-    e.addr2 = r->stride;
-    e.aux2 = (int64_t)r->blocks;
-  } else {
-    e.size = r->hi - r->lo;
+  e.addr = lo;
+  e.size = size;
+  if (blocks > 1) { /* FORMAT.md: a strided run */
+    e.addr2 = stride;
+    e.aux2 = (int64_t)blocks;
   }
   e.op = r->write;
   e.aux = r->width;
@@ -234,9 +233,18 @@ static inline void run_emit(qv_tls *t, qv_run *r) {
   e.id = t->dev >= 0 ? t->construct : -1;
   e.pc = r->pc;
   e.flags = QV_F_PC_RET;
+  qv_emit(&e);
+}
+
+static inline void run_emit(qv_tls *t, qv_run *r) {
   r->seq = 0;
   t->in_tool++;
-  qv_emit(&e);
+  if (!r->stride) {
+    emit_one(t, r, r->lo, r->hi - r->lo, 0, 1);
+  } else { /* the complete blocks, then the partial one (at the run's time, like every byte of it) */
+    emit_one(t, r, r->lo, r->bsize, r->stride, r->blocks);
+    if (r->thi > r->tlo) emit_one(t, r, r->tlo, r->thi - r->tlo, 0, 1);
+  }
   t->in_tool--;
 }
 
@@ -257,6 +265,7 @@ static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int
   r->lo = a;
   r->width = width;
   r->hi = a + n;
+  r->stride = 0;
   r->blocks = 1;
   r->pc = pc;
   r->write = w;
@@ -270,20 +279,36 @@ static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int
 /* Whether [a, e) touches a byte of run r. */
 static inline int run_hits(const qv_run *r, uintptr_t a, uintptr_t e) {
   if (a >= r->hi || e <= r->lo) return 0;
-  if (r->blocks == 1 || a <= r->lo) return 1;
+  if (!r->stride || a <= r->lo) return 1;
+  if (a < r->thi && e > r->tlo) return 1;
   uintptr_t i = (a - r->lo) / r->stride, b = r->lo + i * r->stride; /* block at or before a */
-  return a < b + r->bsize || (i + 1 < r->blocks && e > b + r->stride);
+  if (i < r->blocks && a < b + r->bsize) return 1;
+  return i + 1 < r->blocks && e > b + r->stride;
 }
 
-/* Whether [a, e) lies inside one block of run r. */
+/* Whether [a, e) lies inside one complete block of run r, or inside its tail. */
 static inline int run_covers(const qv_run *r, uintptr_t a, uintptr_t e) {
   if (a < r->lo || e > r->hi) return 0;
-  if (r->blocks == 1) return 1;
-  uintptr_t off = (a - r->lo) % r->stride;
-  return off + (e - a) <= r->bsize;
+  if (!r->stride) return 1;
+  if (a >= r->tlo && e <= r->thi) return 1;
+  uintptr_t i = (a - r->lo) / r->stride;
+  return i < r->blocks && (a - r->lo) - i * r->stride + (e - a) <= r->bsize;
 }
 
-enum { GROW = 1, NEXT_BLOCK, SECOND_BLOCK };
+/* Put [a, e) (already known to start at the next block and fit in bsize) into r's tail. */
+static inline void tail_add(qv_run *r, uintptr_t a, uintptr_t e) {
+  if (r->thi == r->tlo) r->tlo = r->thi = a;
+  if (e > r->thi) r->thi = e;
+  if (r->thi - r->tlo == r->bsize) { /* the block is complete */
+    r->blocks++;
+    r->tlo = r->thi = r->lo + r->blocks * r->stride;
+    r->hi = r->lo + (r->blocks - 1) * r->stride + r->bsize;
+  } else {
+    r->hi = r->thi;
+  }
+}
+
+enum { GROW = 1, IN_TAIL, SECOND_BLOCK };
 
 static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t pc, int width) {
   qv_run *s = NULL, *same_pc = NULL, *victim = NULL;
@@ -304,21 +329,24 @@ static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t
       return;
     }
     if (r->write == w) {
-      if (r->blocks == 1) {
-        uintptr_t d = pc > r->pc ? pc - r->pc : r->pc - pc;
+      uintptr_t d = pc > r->pc ? pc - r->pc : r->pc - pc;
+      if (!r->stride) {
         if (d < QV_NEAR_PC && a <= r->hi && e >= r->lo) { /* adjacent or overlapping */
           s = r;
           how = GROW;
           break;
         }
-        if (r->pc == pc && t->strided && a > r->hi && n == r->hi - r->lo) { /* the same span again, further on */
+        /* the same code again further on: the start of a second block, whole (a hoisted range over
+         * the next row) or its first element (single accesses filling the next row) */
+        if (r->pc == pc && t->strided && a > r->hi && (n == r->hi - r->lo || (width && n < r->hi - r->lo))) {
           s = r;
           how = SECOND_BLOCK;
           break;
         }
-      } else if (r->pc == pc && n == r->bsize && a == r->lo + r->blocks * r->stride) {
-        s = r;
-        how = NEXT_BLOCK;
+      } else if (r->thi > r->tlo ? d < QV_NEAR_PC && a >= r->tlo && a <= r->thi && e - r->tlo <= r->bsize
+                                 : r->pc == pc && a == r->tlo && n <= r->bsize) {
+        s = r; /* fills the next block */
+        how = IN_TAIL;
         break;
       }
       if (r->pc == pc) same_pc = r;
@@ -338,9 +366,10 @@ static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t
       if (how == SECOND_BLOCK) {
         s->bsize = s->hi - s->lo;
         s->stride = a - s->lo;
+        s->blocks = 1;
+        s->tlo = s->thi = a;
       }
-      s->blocks++;
-      s->hi = e;
+      tail_add(s, a, e);
     }
     if (s->width != width) s->width = 0;
     t->hot = (int32_t)(s - t->runs);

@@ -27,9 +27,11 @@ enum { QV_ALLOC_MALLOC = 1, QV_ALLOC_CALLOC = 2, QV_ALLOC_REALLOC = 3, QV_ALLOC_
 #define QV_MAX_ARGS 64
 
 typedef struct qv_run {
-  uintptr_t lo, hi; /* [lo, hi): the whole span; blocks > 1: [lo + i*stride, + bsize) for i < blocks */
-  uintptr_t stride, bsize;
-  uint64_t blocks;  /* 1: one contiguous block [lo, hi) */
+  uintptr_t lo, hi; /* [lo, hi): the whole span (tail included) */
+  /* stride 0: one contiguous block [lo, hi). Else `blocks` complete blocks [lo + i*stride, + bsize)
+   * and a tail [tlo, thi) (empty when equal): the next block, still being filled */
+  uintptr_t stride, bsize, tlo, thi;
+  uint64_t blocks;
   uintptr_t pc;
   int64_t t0;
   uint64_t seq;     /* start order among this thread's runs (0 = slot empty) */
