@@ -9,8 +9,6 @@ are memory-mapped and the log is written one batch of rows at a time.
 
 from __future__ import annotations
 
-import os
-import re
 import socket
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,10 +18,20 @@ from typing import Any
 import numpy as np
 from quiver.formats import COLUMN_NAMES, ConstructKind, EventKind, LogWriter
 from quiver.formats.schema import COLUMN_DEFAULTS, COLUMN_DTYPES
-from quiver.tracer.finalize_kernels import COLS32, COLS64, fill_rows, group_by_stream, scan_stream
+from quiver.tracer.finalize_kernels import COLS32, COLS64, Kernels, kernels
 from quiver.tracer.objects import global_objects, stack_objects
-from quiver.tracer.rawread import RAW_WORDS, Module, RankRaw, ranks_in, read_rank
+from quiver.tracer.rawread import (
+    RAW_WORDS,
+    Module,
+    RankRaw,
+    cleanup_device_images,
+    ranks_in,
+    raw_dir_for,
+    read_rank,
+)
 from quiver.tracer.symbolize import UNKNOWN, Location, dedup_modules, parse_psource, symbolize
+
+__all__ = ["cleanup_device_images", "finalize", "raw_dir_for"]  # the raw-directory helpers live in rawread
 
 ALLOC_GLOBAL = 5
 ALLOC_STACK = 6
@@ -86,6 +94,16 @@ class _Stream:
 
 
 @dataclass
+class _Run:
+    """All thread files of the run in one global row space, and the kernels that read them."""
+
+    streams: list[_Stream]
+    starts: np.ndarray     # first global row of each stream
+    t0: int                # time 0 of the log
+    kern: Kernels
+
+
+@dataclass
 class _Scan:
     """What one pass over a thread file found (finalize_kernels.scan_stream)."""
 
@@ -110,13 +128,17 @@ _NO_KEYS = (np.zeros(0, np.int64), np.zeros(0, np.int64))
 _NO_FIXES = (np.zeros(0, np.int64), np.zeros(0, np.int32))
 
 
-def _locations(streams: list[_Stream], scans: list[_Scan], strings: Interner, modules: list[Module]) -> _Locations:
-    """Parse psource strings and symbolise every PC that has no psource, one batch per object."""
+def _used_sources(streams: list[_Stream], scans: list[_Scan]) -> tuple[np.ndarray, np.ndarray]:
+    """The psource string ids (global) and the adjusted PCs of rows without psource, sorted unique."""
     src_ids = [st.table[np.nonzero(sc.used_src)[0]] for st, sc in zip(streams, scans, strict=True)]
     uniq_src = np.unique(np.concatenate(src_ids)) if src_ids else np.zeros(0, np.int64)
     uniq_pc = np.unique(np.concatenate([sc.pcs for sc in scans])) if scans else np.zeros(0, np.uint64)
+    return uniq_src, uniq_pc.astype(np.uint64)
+
+
+def _locations(uniq_src: np.ndarray, uniq_pc: np.ndarray, pc_locs: list[Location], strings: Interner) -> _Locations:
+    """The location table from the parsed psource strings and the symbolised PCs (`pc_locs`)."""
     raw_locs: list[Location | None] = [parse_psource(strings.strings[int(i)]) for i in uniq_src]
-    pc_locs = symbolize(uniq_pc, modules)
     known = [x for x in raw_locs if x] + [x for x in pc_locs if x != UNKNOWN]
     fix = dict(zip(known, _normalize_files(known), strict=True))
     table = sorted(set(fix.values()))
@@ -126,7 +148,7 @@ def _locations(streams: list[_Stream], scans: list[_Scan], strings: Interner, mo
         if loc:
             by_string[int(sid)] = index[fix[loc]]
     by_pc = np.array([index[fix[x]] if x != UNKNOWN else -1 for x in pc_locs], dtype=np.int64)
-    return _Locations(table, by_string, uniq_pc.astype(np.uint64), by_pc)
+    return _Locations(table, by_string, uniq_pc, by_pc)
 
 
 class _Buffers:
@@ -134,26 +156,30 @@ class _Buffers:
     as filling it."""
 
     def __init__(self, rows: int) -> None:
-        self.out64 = np.empty((len(COLS64), rows), np.int64)
-        self.out32 = np.empty((len(COLS32), rows), np.int32)
+        self.out64 = np.empty(len(COLS64) * rows, np.int64)
+        self.out32 = np.empty(len(COLS32) * rows, np.int32)
         self.out16 = np.empty(rows, np.int16)
         self.pos = np.empty(rows, np.int64)
 
+    def blocks(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The first k rows, C-contiguous (one numba type for full and partial batches)."""
+        return (self.out64[:len(COLS64) * k].reshape(len(COLS64), k), self.out32[:len(COLS32) * k].reshape(len(COLS32), k),
+                self.out16[:k], self.pos[:k])
 
-def _columns(streams: list[_Stream], starts: np.ndarray, rows: np.ndarray, locs: _Locations, t0: int,
-             task_locs: tuple[np.ndarray, np.ndarray] = _NO_KEYS, fixes: tuple[np.ndarray, np.ndarray] = _NO_FIXES,
-             buf: _Buffers | None = None) -> dict[str, np.ndarray]:
+
+def _columns(run: _Run, rows: np.ndarray, locs: _Locations, task_locs: tuple[np.ndarray, np.ndarray] = _NO_KEYS,
+             fixes: tuple[np.ndarray, np.ndarray] = _NO_FIXES, buf: _Buffers | None = None) -> dict[str, np.ndarray]:
     """Log columns of the global rows `rows`, in that order, plus `src` (the psource string id);
     views of `buf` when given."""
     k = len(rows)
     buf = buf or _Buffers(k)
-    out64, out32, out16 = buf.out64[:, :k], buf.out32[:, :k], buf.out16[:k]
-    bounds = group_by_stream(rows, starts, buf.pos)
+    out64, out32, out16, pos = buf.blocks(k)
+    bounds = run.kern.group_by_stream(rows, run.starts, pos)
     for si in np.nonzero(np.diff(bounds))[0]:
-        st = streams[si]
-        at = buf.pos[bounds[si]:bounds[si + 1]]
-        fill_rows(st.words, rows[at] - st.start, at, st.start, st.rank, st.table, t0, locs.by_string, locs.pcs,
-                  locs.by_pc, task_locs[0], task_locs[1], fixes[0], fixes[1], out64, out32, out16)
+        st = run.streams[si]
+        at = pos[bounds[si]:bounds[si + 1]]
+        run.kern.fill_rows(st.words, rows, at, st.start, st.rank, st.table, run.t0, locs.by_string,
+                           locs.pcs, locs.by_pc, task_locs[0], task_locs[1], fixes[0], fixes[1], out64, out32, out16)
     cols = {c: out64[i] for i, c in enumerate(COLS64)} | {c: out32[i] for i, c in enumerate(COLS32)}
     for c in ("addr", "addr2", "size"):
         cols[c] = cols[c].view(np.uint64)
@@ -161,13 +187,12 @@ def _columns(streams: list[_Stream], starts: np.ndarray, rows: np.ndarray, locs:
     return cols
 
 
-def _control_rows(streams: list[_Stream], scans: list[_Scan], starts: np.ndarray, locs: _Locations,
-                  t0: int) -> dict[str, np.ndarray]:
+def _control_rows(run: _Run, scans: list[_Scan], locs: _Locations) -> dict[str, np.ndarray]:
     """Log columns (before task locations and `target data` fixes) of the control rows of all
     streams, in stream order, and `row`: their global row ids."""
-    rows = np.concatenate([sc.control + st.start for st, sc in zip(streams, scans, strict=True)] or
+    rows = np.concatenate([sc.control + st.start for st, sc in zip(run.streams, scans, strict=True)] or
                           [np.zeros(0, np.int64)])
-    cols = _columns(streams, starts, rows, locs, t0)
+    cols = _columns(run, rows, locs)
     cols["row"] = rows
     return cols
 
@@ -205,6 +230,27 @@ def _task_locations(control: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndar
     return k, v[first]
 
 
+def _stack_objects(exe: Module | None, maps: dict[str, np.ndarray], strings: Interner) -> list[tuple[int, str, int]]:
+    """(map row, variable, size) of the locals named by map clauses: the first clause of each
+    (function of the construct, variable) that the debug info knows as a local of that function."""
+    if exe is None:
+        return []
+    # first clause of each distinct (construct source, variable): a loop over distinct pairs only
+    by_time = np.argsort(maps["time_ns"], kind="stable")
+    pair = (maps["src"][by_time].astype(np.int64) << 32) | (maps["name"][by_time].astype(np.int64) & 0xFFFFFFFF)
+    _, first_of_pair = np.unique(pair, return_index=True)
+    first: dict[tuple[str, str], int] = {}
+    for i in sorted(by_time[first_of_pair]):
+        src, name = int(maps["src"][i]), int(maps["name"][i])
+        ps = parse_psource(strings.strings[src]) if src >= 0 else None
+        var = strings.strings[name].split(".")[0] if name >= 0 else ""
+        if ps and var.isidentifier():
+            key = (ps[3], var)
+            if key not in first or maps["time_ns"][i] < maps["time_ns"][first[key]]:
+                first[key] = int(i)
+    return [(first[(func, var)], var, size) for (func, var), size in stack_objects(exe.path, set(first)).items()]
+
+
 def _object_rows(raws: list[RankRaw], control: dict[str, np.ndarray], modules_by_rank: dict[int, list[Module]],
                  strings: Interner, top_alloc: int) -> dict[str, np.ndarray] | None:
     """ALLOC rows for each rank's global (op 5, at the start) and stack (op 6, just before the first
@@ -216,25 +262,12 @@ def _object_rows(raws: list[RankRaw], control: dict[str, np.ndarray], modules_by
         if not len(maps["addr"]):
             continue
         exe = next((m for m in modules_by_rank.get(rr.rank, []) if m.path == rr.info.get("exe")), None)
-        for start, size, name in global_objects(exe, np.unique(maps["addr"])):
+        with ThreadPoolExecutor(1) as pool:  # the symbol table is read while the debug info is searched
+            symbols = pool.submit(global_objects, exe, np.unique(maps["addr"]))
+            stack = _stack_objects(exe, maps, strings)
+        for start, size, name in symbols.result():
             rows.append((rr.rank, 0, 0, ALLOC_GLOBAL, start, size, strings.add(name)))
-        if exe is None:
-            continue
-        # first clause of each distinct (construct source, variable): a loop over distinct pairs only
-        by_time = np.argsort(maps["time_ns"], kind="stable")
-        pair = (maps["src"][by_time].astype(np.int64) << 32) | (maps["name"][by_time].astype(np.int64) & 0xFFFFFFFF)
-        _, first_of_pair = np.unique(pair, return_index=True)
-        first: dict[tuple[str, str], int] = {}
-        for i in sorted(by_time[first_of_pair]):
-            src, name = int(maps["src"][i]), int(maps["name"][i])
-            ps = parse_psource(strings.strings[src]) if src >= 0 else None
-            var = strings.strings[name].split(".")[0] if name >= 0 else ""
-            if ps and var.isidentifier():
-                key = (ps[3], var)
-                if key not in first or maps["time_ns"][i] < maps["time_ns"][first[key]]:
-                    first[key] = int(i)
-        for (func, var), size in stack_objects(exe.path, set(first)).items():
-            i = first[(func, var)]
+        for i, var, size in stack:
             rows.append((rr.rank, int(maps["thread"][i]), int(maps["time_ns"][i]) - 1, ALLOC_STACK,
                          int(maps["addr2"][i]), size, strings.add(var)))
     if not rows:
@@ -280,22 +313,29 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
         modules_by_rank[rr.rank] = dedup_modules(rr.modules, renames)
     modules = dedup_modules([m for rr in raws for m in rr.modules], renames)
     n = start
-    starts = np.array([st.start for st in streams], dtype=np.int64)
+    kern = kernels(n)
 
     times = np.empty(n, np.int64)
-    scans = [_Scan(*scan_stream(st.words, len(st.table) - 1, times[st.start:st.start + len(st.words)]))
-             for st in streams]
+    with ThreadPoolExecutor(2) as pool:  # the compiled kernels release the GIL
+        found = pool.map(kern.scan_stream, [st.words for st in streams], [len(st.table) - 1 for st in streams],
+                         [times[st.start:st.start + len(st.words)] for st in streams])
+        scans = [_Scan(*f) for f in found]
     if t0 is None:
         t0 = min((int(rr.info["start_mono_ns"]) for rr in raws if "start_mono_ns" in rr.info),
                  default=int(times.min()) if n else 0)
-    order = np.argsort(times, kind="stable")  # streams are concatenated: ties keep thread, then file order
-    del times
-
-    locs = _locations(streams, scans, strings, modules)
-    control = _control_rows(streams, scans, starts, locs, t0)
-    fixes = _construct_fixes(control)
-    task_locs = _task_locations(control)
-    objects = _object_rows(raws, control, modules_by_rank, strings, max((sc.top_alloc for sc in scans), default=-1))
+    raw = _Run(streams, np.array([st.start for st in streams], dtype=np.int64), t0, kern)
+    uniq_src, uniq_pc = _used_sources(streams, scans)
+    with ThreadPoolExecutor(1) as pool:  # symbolisation (subprocesses) overlaps the rest
+        symbolized = pool.submit(symbolize, uniq_pc, modules)
+        order = np.argsort(times, kind="stable")  # streams are concatenated: ties keep thread, then file order
+        del times
+        no_locs = _Locations([], np.full(len(strings.strings) + 1, -1, np.int64), uniq_pc[:0], np.zeros(0, np.int64))
+        control = _control_rows(raw, scans, no_locs)  # what fixes and objects need: all but `loc`
+        fixes = _construct_fixes(control)
+        objects = _object_rows(raws, control, modules_by_rank, strings, max((sc.top_alloc for sc in scans),
+                                                                            default=-1))
+        locs = _locations(uniq_src, uniq_pc, symbolized.result(), strings)
+    task_locs = _task_locations(_control_rows(raw, scans, locs))
     n_objects = len(objects["kind"]) if objects is not None else 0
     has_access = any(sc.accesses for sc in scans)
 
@@ -306,8 +346,7 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
         writing: Future | None = None  # a batch is compressed and written while the next one is filled
         bufs = [_Buffers(min(n, BATCH)) for _ in range(2 if n > BATCH else 1)]
         for b in range(0, n, BATCH):
-            cols = _columns(streams, starts, order[b:b + BATCH], locs, t0, task_locs, fixes,
-                            bufs[b // BATCH % len(bufs)])
+            cols = _columns(raw, order[b:b + BATCH], locs, task_locs, fixes, bufs[b // BATCH % len(bufs)])
             del cols["src"]
             if pending is not None:
                 last = cols["time_ns"][-1] if b + BATCH < n else np.iinfo(np.int64).max
@@ -367,23 +406,3 @@ def _run_metadata(raws: list[RankRaw], events: int, has_access: bool, run: dict[
     meta.setdefault("exit_status", None)
     meta.setdefault("signal", None)
     return meta
-
-
-def raw_dir_for(out: Path) -> Path:
-    return out.with_name(out.name + ".raw")
-
-
-def cleanup_device_images(raw_dir: Path) -> None:
-    """Remove /tmp/tmpfile_* images the run loaded that are still there (the tracer unlinks them)."""
-    if not raw_dir.is_dir():
-        return
-    names = set()
-    for p in raw_dir.glob("r*.mod"):
-        names.update(re.findall(r"(/tmp/tmpfile_\w+)", p.read_text(errors="replace")))
-    for p in raw_dir.glob("r*.info"):
-        names.update(re.findall(r"devimg\[\]=(/tmp/tmpfile_\w+)", p.read_text(errors="replace")))
-    for name in names:
-        try:
-            os.unlink(name)
-        except OSError:
-            pass

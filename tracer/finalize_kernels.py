@@ -12,8 +12,10 @@ at import, so a layout change cannot silently use a stale numba cache).
 
 from __future__ import annotations
 
+import threading
+from typing import Any, NamedTuple
+
 import numpy as np
-from numba import njit
 from quiver.formats import EventKind
 from quiver.tracer.rawread import F_AUX2_STR, F_AUX_STR, F_ID2_STR, F_NAME_INT, F_PC_RET, RAW_DTYPE, RAW_WORDS
 
@@ -49,17 +51,14 @@ COLS64 = ("time_ns", "addr", "addr2", "size", "id", "id2", "aux", "aux2")
 COLS32 = ("rank", "thread", "device", "loc", "op", "name", "src")  # src: psource string id (not a log column)
 
 
-@njit(inline="always")
 def _lo32(w):
     return (w << 32) >> 32
 
 
-@njit(inline="always")
 def _kind(w):
     return (w << 16) >> 48
 
 
-@njit(inline="always")
 def _adjusted_pc(row):
     """The row's code address, minus 1 for a return address (its call is the byte before); 0 = none."""
     pc = np.uint64(row[W_PC])
@@ -68,7 +67,6 @@ def _adjusted_pc(row):
     return pc
 
 
-@njit(inline="always")
 def _local_src(row, n_strings):
     """The rank-local psource string id of the row, -1 when it has none (or one the string file lacks)."""
     s = _lo32(row[W_LOCSTR_OP])
@@ -78,13 +76,12 @@ def _local_src(row, n_strings):
 PC_CACHE = 256
 
 
-@njit(inline="always")
 def _slot(pc, size):
-    """Hash slot of a PC in a power-of-two table of `size` entries."""
-    return (pc * np.uint64(0x9E3779B97F4A7C15) >> np.uint64(17)) & np.uint64(size - 1)
+    """Hash slot of a PC in a power-of-two table of `size` entries (shifts and xors only: no
+    overflow, which numpy scalars warn about when the kernels run as plain Python)."""
+    return (pc ^ (pc >> np.uint64(9)) ^ (pc >> np.uint64(21))) & np.uint64(size - 1)
 
 
-@njit(inline="always")
 def _set_insert(keys, pc):
     """Insert pc (!= 0) into the open-addressing set `keys` (0 = empty, power-of-two size, never
     full); True when it was not there."""
@@ -98,7 +95,6 @@ def _set_insert(keys, pc):
     return True
 
 
-@njit(cache=True)
 def _set_grown(keys):
     bigger = np.zeros(2 * len(keys), np.uint64)
     for k in keys:
@@ -107,7 +103,6 @@ def _set_grown(keys):
     return bigger
 
 
-@njit(cache=True, nogil=True)
 def _scan_rows(words, i, n_strings, times, used_src, keys, control, acc):
     """scan_stream's loop from row i until the end, or until `keys` or `control` must grow first;
     returns the next row. acc: PCs in keys, control rows, ACCESS rows, largest ALLOC id, last PC."""
@@ -138,7 +133,6 @@ def _scan_rows(words, i, n_strings, times, used_src, keys, control, acc):
     return i
 
 
-@njit(cache=True, nogil=True)
 def scan_stream(words, n_strings, times):
     """One pass over a thread file.
 
@@ -161,7 +155,6 @@ def scan_stream(words, n_strings, times):
     return used_src, keys[keys != 0], control[:acc[1]].copy(), acc[2], acc[3]
 
 
-@njit(inline="always")
 def _stream_of(r, s, starts):
     """Stream holding global row r; s: a guess (the previous row's stream)."""
     if starts[s] <= r and (s + 1 == len(starts) or r < starts[s + 1]):
@@ -169,7 +162,6 @@ def _stream_of(r, s, starts):
     return np.searchsorted(starts, r, side="right") - 1
 
 
-@njit(cache=True, nogil=True)
 def group_by_stream(rows, starts, pos):
     """Fill pos[:len(rows)] with the positions of `rows` (global row ids) grouped by the stream
     holding them, in their order within a stream; returns where each stream's group begins
@@ -191,10 +183,10 @@ def group_by_stream(rows, starts, pos):
     return bounds
 
 
-@njit(cache=True, nogil=True)
-def fill_rows(words, local, out_pos, start, rank, table, t0, by_string, pcs, by_pc,
+def fill_rows(words, rows, out_pos, start, rank, table, t0, by_string, pcs, by_pc,
               task_keys, task_locs, fix_pos, fix_op, out64, out32, out16):
-    """Write the log row of each raw row `local[k]` of one stream at `out_pos[k]` of the batch.
+    """Write the log row of global row `rows[out_pos[k]]`, which is in this stream (its first
+    global row: `start`), at `out_pos[k]` of the batch.
 
     Per row: time - t0 (>= 0); rank-local string ids -> the log's ids (name unless F_NAME_INT,
     id2/aux/aux2 when their flag is set); loc from the psource string, else from the (adjusted)
@@ -204,9 +196,10 @@ def fill_rows(words, local, out_pos, start, rank, table, t0, by_string, pcs, by_
     n_strings = len(table) - 1
     seen_pc = np.zeros(PC_CACHE, np.uint64)  # direct-mapped cache of PC -> location lookups
     seen_loc = np.empty(PC_CACHE, np.int64)
-    for k in range(len(local)):
-        row = words[local[k]]
+    for k in range(len(out_pos)):
         o = out_pos[k]
+        g = rows[o]
+        row = words[g - start]
         w9 = row[W_LOCSTR_OP]
         w10 = row[W_NAME_DEVICE]
         w11 = row[W_THREAD_KIND_FLAGS]
@@ -231,7 +224,8 @@ def fill_rows(words, local, out_pos, start, rank, table, t0, by_string, pcs, by_
         loc = -1
         if 0 <= src < n_strings:
             src = table[src]
-            loc = by_string[src]
+            if src < len(by_string):
+                loc = by_string[src]
         else:
             src = -1
         if loc < 0:
@@ -251,7 +245,6 @@ def fill_rows(words, local, out_pos, start, rank, table, t0, by_string, pcs, by_
             if j < len(task_keys) and task_keys[j] == key:
                 loc = task_locs[j]
         if (kind == CONSTRUCT_BEGIN or kind == CONSTRUCT_END) and len(fix_pos):
-            g = start + local[k]
             j = np.searchsorted(fix_pos, g)
             if j < len(fix_pos) and fix_pos[j] == g:
                 op = fix_op[j]
@@ -271,3 +264,59 @@ def fill_rows(words, local, out_pos, start, rank, table, t0, by_string, pcs, by_
         out32[5, o] = name
         out32[6, o] = src
         out16[o] = kind
+
+
+class Kernels(NamedTuple):
+    scan_stream: Any
+    group_by_stream: Any
+    fill_rows: Any
+
+
+# Called from the kernels: inlined (small) or compiled along with them.
+_INLINE = (_lo32, _kind, _adjusted_pc, _local_src, _slot, _set_insert, _stream_of)
+_CALLED = (_set_grown, _scan_rows)
+
+# The kernels as plain Python, run by the interpreter: for small runs, where numba's start-up
+# (~0.3 s import + ~0.2 s to load the cached machine code) costs more than the work.
+PYTHON = Kernels(scan_stream, group_by_stream, fill_rows)
+SMALL_RUN = 20_000  # events: up to here the plain-Python kernels take < ~0.25 s (~12 us per event)
+
+_compile_lock = threading.Lock()
+_compiled: Kernels | None = None
+
+
+def compiled() -> Kernels:
+    """The kernels compiled by numba (machine code cached on disk next to this file)."""
+    global _compiled
+    with _compile_lock:
+        if _compiled is None:
+            from numba import njit
+            from numba.extending import register_jitable
+
+            for f in _INLINE:
+                register_jitable(inline="always")(f)
+            for f in _CALLED:
+                register_jitable(f)
+            _compiled = Kernels(*(njit(cache=True, nogil=True)(f) for f in PYTHON))
+        return _compiled
+
+
+def kernels(events: int) -> Kernels:
+    """The kernels to use for a run of `events` raw records: compiled ones once numba is loaded
+    (e.g. by `warm_up` while the program ran), else plain Python for a small run."""
+    return PYTHON if events <= SMALL_RUN and _compiled is None else compiled()
+
+
+def warm_up() -> None:
+    """Load (or compile) every kernel with the argument types finalize uses, on empty input: numba's
+    first call in a process costs ~0.2 s even from its cache, which `trace record` hides by calling
+    this while the program runs."""
+    scan_stream, group_by_stream, fill_rows = compiled()
+    words = np.zeros((0, RAW_WORDS), np.int64)
+    words.flags.writeable = False
+    i64, u64, i32 = np.zeros(0, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.int32)
+    table = np.full(1, -1, np.int64)
+    scan_stream(words, 0, np.zeros(0, np.int64))
+    group_by_stream(i64, np.zeros(1, np.int64), np.zeros(0, np.int64))
+    fill_rows(words, i64, i64, 0, 0, table, 0, i64, u64, i64, i64, i64, i64, i32,
+              np.zeros((len(COLS64), 0), np.int64), np.zeros((len(COLS32), 0), np.int32), np.zeros(0, np.int16))

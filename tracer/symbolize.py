@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -74,12 +75,12 @@ def symbolize(pcs: np.ndarray, modules: list[Module]) -> list[Location]:
     ok = (idx >= 0) & (pcs < his[np.maximum(idx, 0)])
     if tool is None:
         return result
-    for mi in np.unique(idx[ok]):
-        sel = np.nonzero(ok & (idx == mi))[0]
-        m = mods[int(mi)]
-        offsets = pcs[sel] - np.uint64(m.bias)
-        for k, loc in zip(sel, _symbolize_object(tool, m.path, offsets), strict=True):
-            result[int(k)] = loc
+    groups = [(mods[int(mi)], np.nonzero(ok & (idx == mi))[0]) for mi in np.unique(idx[ok])]
+    with ThreadPoolExecutor(max(1, min(4, len(groups)))) as pool:  # one symbolizer process per object
+        found = pool.map(lambda g: _symbolize_object(tool, g[0].path, pcs[g[1]] - np.uint64(g[0].bias)), groups)
+        for (_, sel), locs in zip(groups, found, strict=True):
+            for k, loc in zip(sel, locs, strict=True):
+                result[int(k)] = loc
     return result
 
 
