@@ -32,7 +32,7 @@ class ControlEvents:
     """All control events of a log, in row order; ``event`` is the global row index of each."""
 
     event: np.ndarray
-    cols: dict[str, np.ndarray]
+    cols: Mapping[str, np.ndarray]     # column name -> values (read lazily for a log)
 
     def __len__(self) -> int:
         return len(self.event)
@@ -44,6 +44,16 @@ class ControlEvents:
         """Row positions (into this table) of one event kind, in log order."""
         return np.flatnonzero(self.cols["kind"] == int(kind))
 
+    def select(self, kinds: np.ndarray) -> ControlEvents:
+        """The control events of the given kinds (for a log, columns are then read only from the
+        record batches that hold some)."""
+        keep = np.isin(self.cols["kind"], kinds)
+        if keep.all():
+            return self
+        if isinstance(self.cols, _LogColumns):
+            return ControlEvents(self.event[keep], self.cols.subset(keep))
+        return ControlEvents(self.event[keep], {c: v[keep] for c, v in self.cols.items()})
+
 
 def _control_rows(columns: Mapping[str, np.ndarray]) -> np.ndarray:
     return np.flatnonzero(np.isin(columns["kind"], CONTROL_KINDS))
@@ -54,18 +64,58 @@ def control_events_from_columns(columns: Mapping[str, np.ndarray], offset: int =
     return ControlEvents(rows.astype(np.int64) + offset, {c: np.asarray(columns[c])[rows] for c in COLUMN_NAMES})
 
 
+class _LogColumns(Mapping):
+    """Columns of some rows of a log, each read (decompressed) from the log the first time it is used.
+
+    Why: the control rows are spread over every record batch, and decompressing a column costs the
+    same whatever rows are kept; the mapping checker needs 11 of the 15 columns (not ``time_ns``,
+    the costliest), the report the others only when there is something to report.
+    """
+
+    def __init__(self, log: EventLog, parts: list[tuple[int, np.ndarray]]) -> None:
+        self._log = log
+        self._parts = parts           # (record batch, rows in it)
+        self._cache: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        col = self._cache.get(name)
+        if col is None:
+            if name not in COLUMN_NAMES:
+                raise KeyError(name)
+            col = np.concatenate([self._log.batch(i, [name])[name][rows] for i, rows in self._parts])
+            self._cache[name] = col
+        return col
+
+    def subset(self, keep: np.ndarray) -> _LogColumns:
+        """The rows where ``keep`` is true (a mask over these rows)."""
+        bounds = np.cumsum([0] + [len(rows) for _i, rows in self._parts])
+        parts = [(i, rows[keep[a:b]]) for (i, rows), a, b in zip(self._parts, bounds[:-1], bounds[1:])
+                 if keep[a:b].any()]
+        out = _LogColumns(self._log, parts)
+        out._cache = {name: col[keep] for name, col in self._cache.items()}
+        return out
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(COLUMN_NAMES)
+
+    def __len__(self) -> int:
+        return len(COLUMN_NAMES)
+
+
 def read_control_events(log: EventLog) -> ControlEvents:
-    """The control events of a log: a scan of the ``kind`` column, whole rows only from batches that have some."""
-    parts: list[ControlEvents] = []
+    """The control events of a log: a scan of the ``kind`` column; other columns are read on first use."""
+    parts: list[tuple[int, np.ndarray]] = []
+    events: list[np.ndarray] = []
     offset = 0
     for i, kinds in enumerate(log.batches(["kind"])):
-        if _control_rows(kinds).size:
-            parts.append(control_events_from_columns(log.batch(i), offset))
+        rows = _control_rows(kinds)
+        if rows.size:
+            parts.append((i, rows))
+            events.append(rows.astype(np.int64) + offset)
         offset += len(kinds["kind"])
     if not parts:
         return control_events_from_columns({c: np.zeros(0, dtype=np.int64) for c in COLUMN_NAMES})
-    return ControlEvents(np.concatenate([p.event for p in parts]),
-                         {c: np.concatenate([p.cols[c] for p in parts]) for c in COLUMN_NAMES})
+    return ControlEvents(np.concatenate(events), _LogColumns(log, parts))
 
 
 # What the VSM kernel reads from every event (control events come from ControlEvents).

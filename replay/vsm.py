@@ -126,7 +126,13 @@ def _union(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out_lo, out_hi
 
 
+# the control events the kernel applies (vsm_kernel._apply_control); the others only matter to reports
+KERNEL_CONTROL_KINDS = np.array([int(k) for k in (EventKind.ALLOC, EventKind.FREE, EventKind.MAP_CLAUSE,
+                                                  EventKind.DATA_OP)], dtype=np.int16)
+
+
 def build_static(control: ControlEvents) -> StaticTables:
+    control = control.select(KERNEL_CONTROL_KINDS)
     kind = control["kind"].astype(np.int64)
     rank = control["rank"].astype(np.int64)
     device = control["device"].astype(np.int64)

@@ -89,6 +89,12 @@ def _fmap(v, keep, set_bits, mode, shift):
     return r
 
 
+@njit(cache=True, inline="always")
+def _unchanged(lb, ub, keep, set_bits):
+    """Whether the plain map (keep, set) changes no byte of a block with bounds lb, ub."""
+    return ((lb & keep) | set_bits) == lb and ((ub & keep) | set_bits) == ub
+
+
 @njit(cache=True)
 def _map_bytes(shadow, s0, s1, keep, set_bits, mode, shift):
     """Apply a bit map to shadow bytes [s0, s1); (AND, OR) of the new values."""
@@ -158,6 +164,12 @@ def _map_range(shadow, blo, bhi, lgb, s0, s1, keep, set_bits, mode, shift):
                   and _fmap(ub, keep, set_bits, mode, shift) == ub):   # else: no byte changes
             lo, hi = _map_bytes(shadow, s0, e, keep, set_bits, mode, shift)
             if full:
+                blo[b] = lo
+                bhi[b] = hi
+            elif e == be:
+                # a partial write reaching the block's end (a sweep leaving it): make its bounds exact,
+                # so a block the sweep made uniform is uniform again
+                lo, hi = _bounds_bytes(shadow, bs, be)
                 blo[b] = lo
                 bhi[b] = hi
             else:
@@ -781,10 +793,15 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
                     stop = min(end, h_hi)
                     s0 = h_base + (key - h_lo)
                     s1 = s0 + (stop - key)
+                    b0 = s0 >> lgb
+                    one = (s1 - 1) >> lgb == b0   # the piece is in one block: decide from its bounds
                     if write:
-                        _map_range(shadow, blo, bhi, lgb, s0, s1, keep_host, set_host, MAP_PLAIN, np.int64(0))
+                        if not (one and _unchanged(blo[b0], bhi[b0], keep_host, set_host)):
+                            _map_range(shadow, blo, bhi, lgb, s0, s1, keep_host, set_host, MAP_PLAIN, np.int64(0))
                         if watching:
                             _watch(s0, s1, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
+                    elif one and (blo[b0] & OVV) != 0:
+                        pass
                     elif not _all_have(shadow, blo, bhi, lgb, s0, s1, np.int64(OVV)):
                         _host_read_findings(shadow, blo, bhi, lgb, s0, s1, key, g, rk, loc[r], aux[r], sz, en, cl, ctr,
                                             fd, fd_hash)
@@ -829,10 +846,15 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
                     stop = min(end, d_hi)
                     s0 = d_sh + (key - d_lo)
                     s1 = s0 + (stop - key)
+                    b0 = s0 >> lgb
+                    one = (s1 - 1) >> lgb == b0
                     if write:
-                        _map_range(shadow, blo, bhi, lgb, s0, s1, keep_dev, cvv | cvi, MAP_PLAIN, np.int64(0))
+                        if not (one and _unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi)):
+                            _map_range(shadow, blo, bhi, lgb, s0, s1, keep_dev, cvv | cvi, MAP_PLAIN, np.int64(0))
                         if watching:
                             _watch(s0, s1, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
+                    elif one and (blo[b0] & cvv) != 0:
+                        pass
                     elif not _all_have(shadow, blo, bhi, lgb, s0, s1, cvv):
                         _device_read_findings(shadow, blo, bhi, lgb, s0, s1, key, g, rk, di, cvv, cvi, d_e, loc[r],
                                               aux[r], sz, en, cl, fd, fd_hash, ctr)
