@@ -17,12 +17,14 @@ import numba
 import numpy as np
 import polars as pl
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog, MapType
+from quiver.formats.blocks import block_counts
 
 from quiver.trace import MAPPING_KINDS, SEQ_DTYPE, empty_events, select_events
 
 from .device_to_host import ACCESS, DATA_OP, LiveMappings, apply_data_op, lookup
 from .explain import clause_text, load_mapping_frames, match_data_ops, with_map_type_names
 from .findings import Finding, FindingKind, Related, Site, merge_findings
+from .pending_runs import ACT_NONE, ACT_USED, ACT_WASTED, Ops, RunMaps, apply_ops
 from .registry import CheckOptions
 
 FREE = int(EventKind.FREE)
@@ -41,7 +43,7 @@ REASONS = {
     HOST_RECOPIED: "copied back again before any host read",
 }
 MAX_GRANULE = 8
-READ_COLUMNS = ("kind", "rank", "device", "addr", "addr2", "size", "op")
+READ_COLUMNS = ["kind", "rank", "device", "addr", "addr2", "size", "op", "aux2"]
 
 
 def _low_bit(x: int) -> int:
@@ -75,47 +77,59 @@ class Survey:
 
 
 SURVEY_KINDS = np.array([int(k) for k in (*MAPPING_KINDS, EventKind.ALLOC, EventKind.FREE)], dtype=np.int16)
+SCAN_COLUMNS = ["kind", "device", "addr", "addr2", "size", "aux2"]
 
 
 def survey(log: EventLog) -> Survey:
-    """One streaming pass: keep the control events, and bound the accesses per alignment class."""
+    """One streaming pass: keep the control events (whole rows, read only from the batches that
+    hold some), and bound the accesses per alignment class (their address columns only)."""
     classes = MAX_GRANULE.bit_length()
     boxes = np.zeros((classes, 2, 2), dtype=np.uint64)
     boxes[:, :, 0] = np.iinfo(np.uint64).max
     parts: list[pl.DataFrame] = []
     offset = 0
-    for batch in log.batches():
+    for i, batch in enumerate(log.batches(SCAN_COLUMNS)):
         kind = batch["kind"]
         keep = np.flatnonzero(np.isin(kind, SURVEY_KINDS))
         if len(keep):
+            rows = log.batch(i)
             cols = {"seq": pl.Series((keep + offset).astype(np.int64)).cast(SEQ_DTYPE)}
-            cols.update({name: col[keep] for name, col in batch.items()})
+            cols.update({name: col[keep] for name, col in rows.items()})
             parts.append(pl.DataFrame(cols))
         offset += len(kind)
         acc = kind == ACCESS
         if acc.any():
-            addr, size, side = batch["addr"][acc], batch["size"][acc], (batch["device"][acc] >= 0).astype(np.int64)
-            v = addr | size
-            low = v & (~v + np.uint64(1))
-            cls = np.minimum(np.log2(np.maximum(low, 1).astype(np.float64)).astype(np.int64), classes - 1)
-            ends = addr + np.maximum(size, 1)
-            for c in np.unique(cls):
-                for s in (0, 1):
-                    m = (cls == c) & (side == s)
-                    if m.any():
-                        boxes[c, s, 0] = min(boxes[c, s, 0], addr[m].min())
-                        boxes[c, s, 1] = max(boxes[c, s, 1], ends[m].max())
+            _bound_accesses(boxes, batch, acc)
     events = pl.concat(parts, rechunk=True) if parts else empty_events()
     return Survey(events, boxes)
 
 
+def _bound_accesses(boxes: np.ndarray, batch: dict[str, np.ndarray], acc: np.ndarray) -> None:
+    """Widen ``boxes`` (per alignment class and side) by the accesses ``acc`` of one batch; a strided
+    row's class also divides its stride, and its span ends with its last block."""
+    classes = len(boxes)
+    addr, size, side = batch["addr"][acc], batch["size"][acc], (batch["device"][acc] >= 0).astype(np.int64)
+    blocks = block_counts(batch["aux2"][acc]).astype(np.uint64)
+    stride = np.where(blocks > 1, batch["addr2"][acc], np.uint64(0))
+    v = addr | size | stride
+    low = v & (~v + np.uint64(1))
+    cls = np.minimum(np.log2(np.maximum(low, 1).astype(np.float64)).astype(np.int64), classes - 1)
+    ends = addr + (blocks - np.uint64(1)) * stride + np.maximum(size, 1)
+    for c in np.unique(cls):
+        for s in (0, 1):
+            m = (cls == c) & (side == s)
+            if m.any():
+                boxes[c, s, 0] = min(boxes[c, s, 0], addr[m].min())
+                boxes[c, s, 1] = max(boxes[c, s, 1], ends[m].max())
+
+
 class Shadow:
-    """Pending-transfer slots over the mapped host memory of every rank, in granules: the largest
-    power of two (at most 8 bytes) that divides every mapped range and every access to it, so
-    granules are exact."""
+    """Where pending transfers are kept: the mapped host memory of every rank as merged segments,
+    numbered in granules (the largest power of two, at most 8 bytes, that divides every mapped range
+    and every access to it, so granules are exact), and one run-length map per device plus one for
+    the host over those granule numbers."""
 
     def __init__(self, ops: pl.DataFrame, nranks: int, ndev: int, alignment: int) -> None:
-        # granule: the largest power of two (<= MAX_GRANULE) dividing every mapped range and access
         ranges = ops.filter(pl.col("op").is_in(["transfer_to", "transfer_from", "alloc", "delete"])).select(
             "rank", pl.col("host_addr").alias("lo"), (pl.col("host_addr") + pl.col("bytes")).alias("hi"))
         ranges = ranges.filter(pl.col("hi") > pl.col("lo"))
@@ -135,148 +149,124 @@ class Shadow:
         lengths = (self.seg_hi - self.seg_lo + np.uint64(self.granule - 1)) // np.uint64(self.granule)
         self.seg_off = np.concatenate([[0], np.cumsum(lengths.astype(np.int64))]).astype(np.int64)
         self.rank_first = np.searchsorted(self.seg_rank, np.arange(nranks + 1)).astype(np.int64)
-        total = int(self.seg_off[-1])
-        self.host = np.full(total, -1, dtype=np.int32)
-        self.dev = np.full((max(ndev, 1), total), -1, dtype=np.int32)
+        self.devices = max(ndev, 1)
+        self.maps = RunMaps(self.devices + 1, int(self.seg_off[-1]))   # slot ``devices`` is the host
+
+    def segments(self) -> tuple:
+        return self.seg_lo, self.seg_hi, self.seg_off, self.rank_first, np.int64(self.granule)
+
+
+# What each event code does to the device slot and to the host slot: what happens to the bytes
+# pending there (-1: the slot is left alone), whether the slot then holds the event's transfer, why
+# bytes are wasted. Codes: 0 copy to device, 1 copy to host, 2 device copy allocated, 3 device copy
+# released, 4 host read, 5 host write, 6 device read, 7 device write, 8 host block freed.
+_N, _U, _W = ACT_NONE, ACT_USED, ACT_WASTED
+DEV_ACT = np.array([_W, _U, _N, _W, -1, -1, _U, _W, -1], dtype=np.int64)
+DEV_SET = np.array([1, 0, 0, 0, 0, 0, 0, 0, 0], dtype=np.int64)
+DEV_WHY = np.array([DEV_RECOPIED, 0, 0, DEV_RELEASED, 0, 0, 0, DEV_OVERWRITTEN, 0], dtype=np.int64)
+HOST_ACT = np.array([_U, _W, -1, -1, _U, _W, -1, -1, _N], dtype=np.int64)
+HOST_SET = np.array([0, 1, 0, 0, 0, 0, 0, 0, 0], dtype=np.int64)
+HOST_WHY = np.array([0, HOST_RECOPIED, 0, 0, 0, HOST_OVERWRITTEN, 0, 0, 0], dtype=np.int64)
 
 
 @numba.njit(cache=True, nogil=True)
-def _waste(t, g, addr, wasted, reason, first, why):  # pragma: no cover
-    wasted[t] += g
-    reason[t] |= why
-    if first[t] < 0 or addr < first[t]:
-        first[t] = addr
+def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, offset, xfer_seq, cursor, free_seq,
+            free_bytes, dev_index, host, l_rank, l_dev, l_d0, l_d1, l_h0, l_n, seg_lo, seg_hi, seg_off, rank_first, g,
+            ops, room):  # pragma: no cover
+    """The slot operations (pending_runs.OP_FIELDS) of one record batch (rows ``offset`` ...) from
+    row ``row``, block ``block`` on, until ``ops`` has less than ``room`` free columns: data ops,
+    accesses (every block of a strided run; kernel accesses translated to the host bytes their
+    device copy stands for, through the live mappings) and frees of blocks allocated in the log.
+    ``cursor`` carries the next transfer / free across batches. Returns (ops, next row, next block).
 
-
-@numba.njit(cache=True, nogil=True)
-def _step(code, rank, dev, lo, size, xfer, seg_lo, seg_hi, seg_off, rank_first, g, host, devp,
-          wasted, used, reason, first):  # pragma: no cover
-    """Apply events (codes below) to the pending-transfer slots.
-
-    0 copy to device, 1 copy to host, 2 device copy allocated, 3 device copy released,
-    4 host read, 5 host write, 6 device read, 7 device write, 8 host block freed.
+    A write wastes only the granules it covers whole; anything else touches every granule it overlaps.
     """
-    for i in range(code.shape[0]):
-        c = code[i]
-        r = rank[i]
-        if r < 0 or r + 1 >= rank_first.shape[0]:
-            continue
-        a = lo[i]
-        e = a + size[i]
-        s = rank_first[r]
-        s_end = rank_first[r + 1]
-        # first segment of this rank whose end lies beyond a
-        lo_i, hi_i = s, s_end
-        while lo_i < hi_i:
-            mid = (lo_i + hi_i) // 2
-            if seg_hi[mid] <= a:
-                lo_i = mid + 1
-            else:
-                hi_i = mid
-        s = lo_i
-        d = dev[i]
-        t = xfer[i]
-        while s < s_end and seg_lo[s] < e:
-            base = np.int64(seg_lo[s])
-            x0 = np.int64(max(a, seg_lo[s])) - base
-            x1 = np.int64(min(e, seg_hi[s])) - base
-            if c == 5 or c == 7:   # a write wastes only the granules it covers whole
-                k0 = seg_off[s] + (x0 + g - 1) // g
-                k1 = seg_off[s] + x1 // g
-            else:                  # anything else touches every granule it overlaps
-                k0 = seg_off[s] + x0 // g
-                k1 = seg_off[s] + (x1 + g - 1) // g
-            for k in range(k0, k1):
-                haddr = base + (k - seg_off[s]) * g
-                if c == 0:
-                    p = devp[d, k]
-                    if p >= 0:
-                        _waste(p, g, haddr, wasted, reason, first, 1)
-                    devp[d, k] = t
-                    q = host[k]
-                    if q >= 0:
-                        used[q] += g
-                        host[k] = -1
-                elif c == 1:
-                    p = devp[d, k]
-                    if p >= 0:
-                        used[p] += g
-                        devp[d, k] = -1
-                    q = host[k]
-                    if q >= 0:
-                        _waste(q, g, haddr, wasted, reason, first, 16)
-                    host[k] = t
-                elif c == 2:
-                    devp[d, k] = -1
-                elif c == 3:
-                    p = devp[d, k]
-                    if p >= 0:
-                        _waste(p, g, haddr, wasted, reason, first, 2)
-                        devp[d, k] = -1
-                elif c == 4:
-                    q = host[k]
-                    if q >= 0:
-                        used[q] += g
-                        host[k] = -1
-                elif c == 5:
-                    q = host[k]
-                    if q >= 0:
-                        _waste(q, g, haddr, wasted, reason, first, 32)
-                        host[k] = -1
-                elif c == 6:
-                    p = devp[d, k]
-                    if p >= 0:
-                        used[p] += g
-                        devp[d, k] = -1
-                elif c == 7:
-                    p = devp[d, k]
-                    if p >= 0:
-                        _waste(p, g, haddr, wasted, reason, first, 4)
-                        devp[d, k] = -1
-                else:
-                    host[k] = -1
-            s += 1
-
-
-@numba.njit(cache=True, nogil=True)
-def _encode(kind, rank, device, addr, addr2, size, op, free_size, dev_index,
-            l_rank, l_dev, l_d0, l_d1, l_h0, l_n):  # pragma: no cover
-    """Turn one batch of raw events into (code, device index, host address, size, transfer) rows,
-    translating kernel accesses to host addresses through the live mapping table."""
-    n = kind.shape[0]
-    code = np.full(n, -1, dtype=np.int8)
-    dev = np.zeros(n, dtype=np.int64)
-    lo = np.zeros(n, dtype=np.uint64)
-    sz = np.zeros(n, dtype=np.uint64)
-    for i in range(n):
+    nd = dev_index.shape[0]
+    cap = ops.shape[1]
+    nops = 0
+    while row < kind.shape[0]:
+        if cap - nops < room:
+            return nops, row, block
+        i = row
         k = kind[i]
+        code, d, t, n, blocks = -1, 0, -1, size[i], 1
         if k == DATA_OP:
             o = op[i]
             apply_data_op(o, rank[i], device[i], addr[i], addr2[i], size[i], l_rank, l_dev, l_d0, l_d1, l_h0, l_n)
             if o == TO or o == FROM or o == ALLOC_OP or o == DELETE_OP:
-                code[i] = 0 if o == TO else (1 if o == FROM else (2 if o == ALLOC_OP else 3))
-                dev[i] = dev_index[device[i]] if 0 <= device[i] < dev_index.shape[0] else 0
-                lo[i] = addr[i]
-                sz[i] = size[i]
+                seq = offset + i
+                while cursor[0] < xfer_seq.shape[0] and xfer_seq[cursor[0]] < seq:
+                    cursor[0] += 1
+                if cursor[0] < xfer_seq.shape[0] and xfer_seq[cursor[0]] == seq:
+                    t = cursor[0]
+                code = 0 if o == TO else (1 if o == FROM else (2 if o == ALLOC_OP else 3))
+                d = dev_index[device[i]] if 0 <= device[i] < nd else 0
         elif k == ACCESS:
             write = (op[i] & 1) == 1 and (op[i] & 2) == 0  # an atomic update reads too
             if device[i] < 0:
-                code[i] = 5 if write else 4
-                lo[i] = addr[i]
-                sz[i] = size[i]
+                code = 5 if write else 4
             else:
-                j = lookup(rank[i], device[i], addr[i], l_rank, l_dev, l_d0, l_d1, l_h0, l_n)
-                if j >= 0:
-                    code[i] = 7 if write else 6
-                    dev[i] = dev_index[device[i]] if device[i] < dev_index.shape[0] else 0
-                    lo[i] = l_h0[j] + (addr[i] - l_d0[j])
-                    end = l_d1[j] - addr[i]
-                    sz[i] = min(end, size[i])
-        elif k == FREE and free_size[i] > 0:
-            code[i] = 8
-            lo[i] = addr[i]
-            sz[i] = free_size[i]
-    return code, dev, lo, sz
+                code = 7 if write else 6
+                d = dev_index[device[i]] if device[i] < nd else 0
+            blocks = max(1, aux2[i])
+        elif k == FREE:
+            seq = offset + i
+            while cursor[1] < free_seq.shape[0] and free_seq[cursor[1]] < seq:
+                cursor[1] += 1
+            if cursor[1] < free_seq.shape[0] and free_seq[cursor[1]] == seq and free_bytes[cursor[1]] > 0:
+                code, n = 8, free_bytes[cursor[1]]
+        r = rank[i]
+        if code < 0 or r < 0 or r + 1 >= rank_first.shape[0]:
+            blocks = 0
+        while block < blocks:
+            if cap - nops < room:       # never at block 0: the row's data op is applied once
+                return nops, row, block
+            a = addr[i] + np.uint64(block) * addr2[i] if block else addr[i]
+            block += 1
+            m = n
+            if code == 6 or code == 7:
+                j = lookup(r, device[i], a, l_rank, l_dev, l_d0, l_d1, l_h0, l_n)
+                if j < 0:
+                    continue
+                m = min(l_d1[j] - a, n)
+                a = l_h0[j] + (a - l_d0[j])
+            e = a + m
+            s, s_end = rank_first[r], rank_first[r + 1]
+            lo_i, hi_i = s, s_end          # first segment of this rank whose end lies beyond a
+            while lo_i < hi_i:
+                mid = (lo_i + hi_i) // 2
+                if seg_hi[mid] <= a:
+                    lo_i = mid + 1
+                else:
+                    hi_i = mid
+            s = lo_i
+            while s < s_end and seg_lo[s] < e:
+                base = seg_lo[s]
+                x0 = np.int64(max(a, base) - base)
+                x1 = np.int64(min(e, seg_hi[s]) - base)
+                if code == 5 or code == 7:
+                    k0 = seg_off[s] + (x0 + g - 1) // g
+                    k1 = seg_off[s] + x1 // g
+                else:
+                    k0 = seg_off[s] + x0 // g
+                    k1 = seg_off[s] + (x1 + g - 1) // g
+                for side in range(2):
+                    act = DEV_ACT[code] if side == 0 else HOST_ACT[code]
+                    if act < 0 or k1 <= k0:
+                        continue
+                    ops[0, nops] = d if side == 0 else host
+                    ops[1, nops] = k0
+                    ops[2, nops] = k1
+                    ops[3, nops] = t if (DEV_SET[code] if side == 0 else HOST_SET[code]) else -1
+                    ops[4, nops] = act
+                    ops[5, nops] = DEV_WHY[code] if side == 0 else HOST_WHY[code]
+                    ops[6, nops] = seg_off[s]
+                    ops[7, nops] = np.int64(base)
+                    nops += 1
+                s += 1
+        row += 1
+        block = 0
+    return nops, row, block
 
 
 def free_sizes(log: EventLog, events: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -306,6 +296,7 @@ def transfer_waste(log: EventLog, first: Survey | None = None) -> pl.DataFrame:
         dev_index[d] = i
     nranks = int(max(ops["rank"].max() or 0, 0)) + 1
     shadow = Shadow(ops, nranks, len(devices), first.alignment(ops))
+    maps = shadow.maps
     live = LiveMappings(ops.filter(pl.col("op").is_in(["alloc", "associate"])).height)
     xfer_seq = xfers["seq"].to_numpy().astype(np.int64)
     frees = free_sizes(log, first.events)
@@ -316,29 +307,20 @@ def transfer_waste(log: EventLog, first: Survey | None = None) -> pl.DataFrame:
     used = np.zeros(n, dtype=np.int64)
     reason = np.zeros(n, dtype=np.int32)
     first_addr = np.full(n, -1, dtype=np.int64)
+    cursor = np.zeros(2, dtype=np.int64)
+    per_rank = np.diff(shadow.rank_first)
+    room = 2 * max(int(per_rank.max()) if len(per_rank) else 1, 1)     # columns one block may need
+    ops = Ops(max(1 << 16, 4 * room))
     offset = 0
-    kinds = np.array([int(EventKind.DATA_OP), ACCESS, FREE], dtype=np.int16)
-    for batch in log.batches():
-        rows = np.flatnonzero(np.isin(batch["kind"], kinds))
-        seqs = rows.astype(np.int64) + offset
+    for batch in log.batches(READ_COLUMNS):
+        row, block = 0, 0
+        while row < len(batch["kind"]):
+            nops, row, block = _decode(
+                row, block, batch["kind"], batch["rank"], batch["device"], batch["addr"], batch["addr2"],
+                batch["size"], batch["op"], batch["aux2"], np.int64(offset), xfer_seq, cursor, free_seq, free_bytes,
+                dev_index, np.int64(shadow.devices), *live.arrays(), *shadow.segments(), ops.rows, np.int64(room))
+            apply_ops(ops.rows, nops, np.int64(shadow.granule), *maps.arrays(), wasted, used, reason, first_addr)
         offset += len(batch["kind"])
-        if not len(rows):
-            continue
-        cols = {k: np.ascontiguousarray(batch[k][rows]) for k in READ_COLUMNS}
-        pos = np.searchsorted(xfer_seq, seqs)
-        hit = (pos < n) & (xfer_seq[np.minimum(pos, n - 1)] == seqs)
-        xfer = np.where(hit, pos, -1).astype(np.int64)
-        fpos = np.searchsorted(free_seq, seqs)
-        fhit = (fpos < len(free_seq)) & (free_seq[np.minimum(fpos, max(len(free_seq) - 1, 0))] == seqs) \
-            if len(free_seq) else np.zeros(len(seqs), dtype=bool)
-        fsize = np.where(fhit, free_bytes[np.minimum(fpos, max(len(free_seq) - 1, 0))] if len(free_seq) else 0,
-                         0).astype(np.uint64)
-        code, dev, lo, sz = _encode(cols["kind"], cols["rank"], cols["device"], cols["addr"], cols["addr2"],
-                                    cols["size"], cols["op"], fsize, dev_index, *live.arrays())
-        keep = code >= 0
-        _step(code[keep], cols["rank"][keep].astype(np.int64), dev[keep], lo[keep], sz[keep], xfer[keep],
-              shadow.seg_lo, shadow.seg_hi, shadow.seg_off, shadow.rank_first, np.int64(shadow.granule),
-              shadow.host, shadow.dev, wasted, used, reason, first_addr)
     if not log.truncated:
         _unread_at_end(shadow, wasted, reason, first_addr)
     return xfers.with_columns(
@@ -349,17 +331,19 @@ def transfer_waste(log: EventLog, first: Survey | None = None) -> pl.DataFrame:
 
 def _unread_at_end(shadow: Shadow, wasted: np.ndarray, reason: np.ndarray, first: np.ndarray) -> None:
     """Bytes still pending on a device when the run ended were never read there."""
-    pending = shadow.dev[shadow.dev >= 0]
-    if not len(pending):
+    runs = [shadow.maps.runs(d) for d in range(shadow.devices)]
+    k0 = np.concatenate([r[0] for r in runs])
+    if not len(k0):
         return
-    counts = np.bincount(pending, minlength=len(wasted))
+    k1 = np.concatenate([r[1] for r in runs])
+    owners = np.concatenate([r[2] for r in runs])
+    counts = np.bincount(owners, weights=k1 - k0, minlength=len(wasted)).astype(np.int64)
     wasted += counts * shadow.granule
     reason[counts > 0] |= DEV_AT_END
-    # first unread byte: the lowest granule still pending, per transfer
-    _d, ks = np.nonzero(shadow.dev >= 0)
-    seg = np.searchsorted(shadow.seg_off, ks, side="right") - 1
-    addrs = shadow.seg_lo[seg].astype(np.int64) + (ks - shadow.seg_off[seg]) * shadow.granule
-    owners = shadow.dev[_d, ks]
+    # first unread byte of each transfer: the start of its lowest run (a transfer's runs lie in its
+    # rank's segments, numbered in address order)
+    seg = np.searchsorted(shadow.seg_off, k0, side="right") - 1
+    addrs = shadow.seg_lo[seg].astype(np.int64) + (k0 - shadow.seg_off[seg]) * shadow.granule
     for_min = np.full(len(wasted), np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(for_min, owners, addrs)
     take = (counts > 0) & ((first < 0) | (for_min < first))

@@ -207,3 +207,48 @@ def test_bytes_are_counted_exactly_whatever_the_access_width(tmp_path, elem, was
     waste = transfer_waste(read_log(p.b.write(tmp_path / "w.arrow")))
     assert waste["wasted_bytes"].to_list() == [wasted]
     assert [f.bytes for f in p.findings(tmp_path, redundant_min_fraction=0.0)] == ([wasted] if wasted else [])
+
+
+def _strided_prog(expand: bool) -> Prog:
+    """`a` (256 bytes) copied in; the kernel reads 4 blocks of 16 bytes every 64 bytes and writes
+    3 blocks of 4 bytes every 12 bytes from byte 20 (one strided run each, or one row per block)."""
+    p = Prog()
+    p.host(0x1000, 256, write=True)
+    b = p.b
+    c = b.construct_begin(ConstructKind.TARGET, site=(F, 10, "main"))
+    b.map_clause(c, "a", 0x1000, 256, TO, site=(F, 10, "main"), text="a[0:64]")
+    b.data_op(DataOpKind.ALLOC, 0x1000, 0x9000, 256, construct=c, var="a")
+    b.data_op(DataOpKind.TRANSFER_TO, 0x1000, 0x9000, 256, construct=c, var="a")
+    b.kernel(c)
+    for base, size, stride, blocks, write in ((0x9000, 16, 64, 4, False), (0x9000 + 20, 4, 12, 3, True)):
+        if expand:
+            for i in range(blocks):
+                b.access(base + i * stride, size, write=write, device=0, construct=c, thread=1, site=(F, 12, "main"))
+        else:
+            b.access(base, size, write=write, device=0, construct=c, thread=1, site=(F, 12, "main"),
+                     stride=stride, blocks=blocks)
+    b.data_op(DataOpKind.DELETE, 0x1000, 0x9000, 256, construct=c, var="a")
+    b.construct_end(c)
+    return p
+
+
+def test_strided_runs_count_each_block_exactly(tmp_path):
+    p = _strided_prog(expand=False)
+    log = read_log(p.b.write(tmp_path / "strided.arrow"))
+    assert int(log.col("aux2").max()) == 4            # the kernel accesses really are strided rows
+    waste = transfer_waste(log)
+    # read: bytes 0-15, 64-79, 128-143, 192-207; the writes (20-23, 32-35, 44-47) waste 12 more bytes
+    assert waste["used_bytes"].to_list() == [64]
+    assert waste["wasted_bytes"].to_list() == [192]
+    assert waste["first_wasted"].to_list() == [0x1000 + 16]
+    (f,) = p.findings(tmp_path)
+    assert (f.variable, f.bytes, f.details["read_bytes"]) == ("a", 192, 64)
+    assert "overwritten on the device before any read" in f.message
+    assert "the device copy was released before any read" in f.message
+
+
+def test_a_strided_run_is_its_blocks(tmp_path):
+    runs = transfer_waste(read_log(_strided_prog(expand=False).b.write(tmp_path / "runs.arrow")))
+    blocks = transfer_waste(read_log(_strided_prog(expand=True).b.write(tmp_path / "blocks.arrow")))
+    cols = ["used_bytes", "wasted_bytes", "reason", "first_wasted"]
+    assert runs.select(cols).equals(blocks.select(cols))
