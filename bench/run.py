@@ -41,6 +41,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="small sizes (CI smoke): proves the pipeline, not speed")
     p.add_argument("--repeat", type=int, default=3, help="rounds of alternated runs; medians are reported (3)")
     p.add_argument("--kernels", help="comma-separated kernels to run (default: all)")
+    p.add_argument("--source", type=Path, metavar="FILE.c",
+                   help="measure this OpenMP C program instead of the built-in kernels (with --args)")
+    p.add_argument("--args", default="", metavar="'A B'", help="arguments for --source's program")
     p.add_argument("--no-tools", action="store_true", help="skip valgrind memcheck and the sanitizers")
     p.add_argument("--no-full", action="store_true",
                    help="skip the full-size rounds: only the reduced-size comparison with the tools")
@@ -62,7 +65,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if a.huge < 0 or (a.synthetic is not None and a.synthetic < 0):
         p.error("event counts must not be negative")
     try:
-        a.kernel_list = catalogue.select(a.kernels)
+        if a.source is not None:
+            a.kernel_list = [catalogue.from_source(a.source, a.args.split())]
+        else:
+            a.kernel_list = catalogue.select(a.kernels)
     except ValueError as e:
         p.error(str(e))
     if a.no_full and a.no_tools:  # only the synthetic logs

@@ -22,10 +22,11 @@ class Kernel:
     quick: tuple[str, ...]
     ranks: int = 0                # > 0: an MPI program run on that many ranks
     needs_libm: bool = False
+    path: Path | None = None      # a program of the user's (--source); default bench/kernels/<name>.c
 
     @property
     def source(self) -> Path:
-        return KERNEL_DIR / f"{self.name}.c"
+        return self.path or KERNEL_DIR / f"{self.name}.c"
 
     @property
     def mpi(self) -> bool:
@@ -57,3 +58,11 @@ def select(names: str | None) -> list[Kernel]:
     if unknown:
         raise ValueError(f"unknown kernel(s) {', '.join(unknown)}; known: {', '.join(by_name)}")
     return [by_name[n] for n in wanted]
+
+
+def from_source(path: Path, args: list[str]) -> Kernel:
+    """A kernel of the user's own (`bench/run.py --source prog.c --args "..."`): every size runs `args`."""
+    if not path.is_file():
+        raise ValueError(f"{path}: no such C file")
+    t = tuple(args)
+    return Kernel(path.stem, f"your program {path.name}", t, t, t, needs_libm=True, path=path.resolve())
