@@ -1,0 +1,146 @@
+"""finalize of a recorded multi-thread program against a straightforward reference.
+
+The reference reads the raw records with the structured RAW_DTYPE, orders them with a stable
+Python sort by time, and derives every log field row by row from the definitions in
+formats/FORMAT.md and tracer/native/qv_raw.h (string ids compared as strings, locations as
+(file name, line, function)). finalize is run with its plain-Python kernels and with the
+numba-compiled ones: both must give the reference's rows.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from quiver.formats import ConstructKind, EventKind, read_log
+from quiver.tracer import finalize as finalize_mod
+from quiver.tracer import finalize_kernels
+from quiver.tracer.rawread import (
+    F_AUX2_STR,
+    F_AUX_STR,
+    F_ID2_STR,
+    F_NAME_INT,
+    F_PC_RET,
+    ranks_in,
+    read_rank,
+)
+from quiver.tracer.symbolize import UNKNOWN, dedup_modules, parse_psource, symbolize
+
+pytestmark = pytest.mark.clang
+
+PLAIN = ("thread", "kind", "device", "addr", "addr2", "size", "id")
+STRING_FLAGS = {"id2": F_ID2_STR, "aux": F_AUX_STR, "aux2": F_AUX2_STR}
+
+
+def _place(loc) -> tuple[str, int, str] | None:
+    return None if loc is None else (os.path.basename(loc[0]), loc[1], loc[3])
+
+
+def reference_rows(raw: Path) -> list[dict]:
+    """The log rows of the raw records (object rows aside), in log order."""
+    recs, strings, modules, renames, t0 = [], {}, [], {}, None
+    for rank in ranks_in(raw):
+        rr = read_rank(raw, rank)
+        strings[rank] = rr.strings
+        modules += rr.modules
+        for line in rr.info.get("devimg[]", "").splitlines():
+            orig, _, copy = line.partition(" ")
+            renames[orig] = copy
+        t0 = min(int(rr.info["start_mono_ns"]), t0 if t0 is not None else int(rr.info["start_mono_ns"]))
+        for ev in rr.streams:  # thread files in file order: ties in time keep this order
+            recs += [(rank, r) for r in ev]
+    recs.sort(key=lambda x: int(x[1]["time_ns"]))
+
+    def text(rank: int, v: int) -> str | int:
+        return strings[rank][v] if 0 <= v < len(strings[rank]) else v
+
+    wanted = set()
+    for rank, r in recs:  # code addresses of rows without psource, a return address's call at pc - 1
+        src = int(r["loc_str"])
+        pc = int(r["pc"]) - (1 if int(r["flags"]) & F_PC_RET and int(r["pc"]) else 0)
+        if not 0 <= src < len(strings[rank]) and pc > 0:
+            wanted.add(pc)
+    wanted = sorted(wanted)
+    found = symbolize(np.array(wanted, np.uint64), dedup_modules(modules, renames))
+    pcs = {pc: None if loc == UNKNOWN else loc for pc, loc in zip(wanted, found, strict=True)}
+
+    rows = []
+    for rank, r in recs:
+        flags = int(r["flags"])
+        row = {"rank": rank} | {c: int(r[c]) for c in PLAIN}
+        row["time_ns"] = max(int(r["time_ns"]) - t0, 0)
+        row["op"] = int(r["op"])
+        row["name"] = int(r["name"]) if flags & F_NAME_INT else text(rank, int(r["name"]))
+        for c, bit in STRING_FLAGS.items():
+            row[c] = text(rank, int(r[c])) if flags & bit else int(r[c])
+        src = int(r["loc_str"])
+        loc = parse_psource(strings[rank][src]) if 0 <= src < len(strings[rank]) else None
+        if loc is None:
+            pc = int(r["pc"]) - (1 if flags & F_PC_RET and int(r["pc"]) else 0)
+            loc = pcs.get(pc) if pc > 0 else None
+        row["loc"] = _place(loc)
+        rows.append(row)
+
+    # a task's creation (and its depend items) is located at the construct the task ran, else where created
+    task_loc: dict[tuple[int, int], tuple] = {}
+    for kind, key_col in ((EventKind.CONSTRUCT_BEGIN, "id2"), (EventKind.TASK_CREATE, "id")):
+        for row in rows:
+            if row["kind"] == kind and row[key_col] >= 0 and row["loc"] is not None:
+                task_loc.setdefault((row["rank"], row[key_col]), row["loc"])
+    for row in rows:
+        if row["kind"] in (EventKind.TASK_CREATE, EventKind.TASK_DEPEND) and (row["rank"], row["id"]) in task_loc:
+            row["loc"] = task_loc[(row["rank"], row["id"])]
+
+    # `target data`: the enter-data construct a DATA_END closes begins it, the exit-data one it closes ends it
+    ends = [r for r in rows if r["kind"] == EventKind.CONSTRUCT_BEGIN and r["op"] == ConstructKind.TARGET_DATA_END]
+    opened = {(r["rank"], r["aux2"]) for r in ends}
+    closed = {(r["rank"], r["id"]) for r in ends}
+    for row in rows:
+        if row["kind"] in (EventKind.CONSTRUCT_BEGIN, EventKind.CONSTRUCT_END):
+            if row["op"] == ConstructKind.TARGET_ENTER_DATA and (row["rank"], row["id"]) in opened:
+                row["op"] = ConstructKind.TARGET_DATA
+            elif row["op"] == ConstructKind.TARGET_EXIT_DATA and (row["rank"], row["id"]) in closed:
+                row["op"] = ConstructKind.TARGET_DATA_END
+    return rows
+
+
+def log_rows(path: Path, like: list[dict]) -> list[dict]:
+    """The log's rows without the object rows, string ids and locations resolved as in `like`."""
+    log = read_log(path)
+    cols = log.columns()
+    keep = ~((cols["kind"] == EventKind.ALLOC) & np.isin(cols["op"], (5, 6)))
+    rows = [{c: int(v[i]) for c, v in cols.items()} for i in np.nonzero(keep)[0]]
+    for row, ref in zip(rows, like, strict=False):
+        for c in ("name", *STRING_FLAGS):
+            if isinstance(ref[c], str):
+                row[c] = log.strings[row[c]]
+        loc = log.locations[row["loc"]] if row["loc"] >= 0 else None
+        row["loc"] = None if loc is None else (os.path.basename(loc.file), loc.line, loc.function)
+    return rows
+
+
+@pytest.mark.parametrize("kernels", ["python", "compiled"])
+def test_finalize_matches_the_reference(record_c, tmp_path, monkeypatch, kernels):
+    run = record_c("omp/finalize_mix.c", env={"QUIVER_KEEP_RAW": "1"})
+    assert run.returncode == 0, run.stderr
+    raw = Path(str(run.log) + ".raw")
+    expected = reference_rows(raw)
+    chosen = finalize_kernels.PYTHON if kernels == "python" else finalize_kernels.compiled()
+    monkeypatch.setattr(finalize_mod, "kernels", lambda events: chosen)
+    out = tmp_path / f"again-{kernels}.arrow"
+    finalize_mod.finalize(raw, out)
+    got = log_rows(out, expected)
+    assert len(got) == len(expected)
+    for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+        assert g == e, f"row {i}"
+    # what the reference is checked on: several threads, a `target data` region, located target tasks,
+    # global and stack objects
+    assert len({r["thread"] for r in expected}) >= 3
+    assert any(r["op"] == ConstructKind.TARGET_DATA and r["kind"] == EventKind.CONSTRUCT_BEGIN for r in expected)
+    assert [r["loc"][1] for r in expected if r["kind"] == EventKind.TASK_CREATE] == [17, 19]
+    log = read_log(out)
+    objects = (log.col("kind") == EventKind.ALLOC) & np.isin(log.col("op"), (5, 6))
+    assert sorted(log.strings[n] for n in log.col("name")[objects]) == ["g", "s"]
+    assert read_log(run.log).columns().keys() == log.columns().keys()
