@@ -389,14 +389,16 @@ static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t
 /* width: bytes of one access (1..16), 0 for a range of many accesses */
 static inline void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc, int width) {
   qv_tls *t = &qv_t;
-  const qv_run *h = &t->runs[t->hot]; /* run_add's first drop rule, before any filtering: its bytes passed it */
+  /* run_add's first drop rule, before any filtering (the run's bytes passed it), for the run that
+   * took the last access */
+  const qv_run *h = &t->runs[t->hot];
   if (h->seq && (h->write || (!w && t->strided)) && run_covers(h, a, a + n)) return;
   if (t->dev < 0) {
     if (!in_ranges(&g_host, a, n)) return;
   } else if (a >= t->stk_lo && a < t->stk_hi) {
     return; /* the kernel's own locals */
-  } else if (!in_ranges(&g_dev, a, n) && on_kernel_stack(t, a)) {
-    return; /* another kernel thread's locals (shared loop bounds ...) */
+  } else if (on_kernel_stack(t, a) && !in_ranges(&g_dev, a, n)) {
+    return; /* another kernel thread's locals (shared loop bounds ...); a few compares, then the search */
   }
   run_add(t, a, n, w, pc, width);
 }
