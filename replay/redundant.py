@@ -17,7 +17,7 @@ import numba
 import numpy as np
 import polars as pl
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog, MapType
-from quiver.formats.blocks import block_counts
+from quiver.formats.schema import COLUMN_NAMES
 
 from quiver.trace import MAPPING_KINDS, SEQ_DTYPE, empty_events, select_events
 
@@ -88,39 +88,40 @@ def survey(log: EventLog) -> Survey:
     boxes[:, :, 0] = np.iinfo(np.uint64).max
     parts: list[pl.DataFrame] = []
     offset = 0
+    rest = [c for c in COLUMN_NAMES if c not in SCAN_COLUMNS]
     for i, batch in enumerate(log.batches(SCAN_COLUMNS)):
         kind = batch["kind"]
         keep = np.flatnonzero(np.isin(kind, SURVEY_KINDS))
         if len(keep):
-            rows = log.batch(i)
+            rows = {**batch, **log.batch(i, rest)}
             cols = {"seq": pl.Series((keep + offset).astype(np.int64)).cast(SEQ_DTYPE)}
-            cols.update({name: col[keep] for name, col in rows.items()})
+            cols.update({name: rows[name][keep] for name in COLUMN_NAMES})
             parts.append(pl.DataFrame(cols))
         offset += len(kind)
-        acc = kind == ACCESS
-        if acc.any():
-            _bound_accesses(boxes, batch, acc)
+        _bound_accesses(boxes, kind, batch["device"], batch["addr"], batch["addr2"], batch["size"], batch["aux2"])
     events = pl.concat(parts, rechunk=True) if parts else empty_events()
     return Survey(events, boxes)
 
 
-def _bound_accesses(boxes: np.ndarray, batch: dict[str, np.ndarray], acc: np.ndarray) -> None:
-    """Widen ``boxes`` (per alignment class and side) by the accesses ``acc`` of one batch; a strided
-    row's class also divides its stride, and its span ends with its last block."""
-    classes = len(boxes)
-    addr, size, side = batch["addr"][acc], batch["size"][acc], (batch["device"][acc] >= 0).astype(np.int64)
-    blocks = block_counts(batch["aux2"][acc]).astype(np.uint64)
-    stride = np.where(blocks > 1, batch["addr2"][acc], np.uint64(0))
-    v = addr | size | stride
-    low = v & (~v + np.uint64(1))
-    cls = np.minimum(np.log2(np.maximum(low, 1).astype(np.float64)).astype(np.int64), classes - 1)
-    ends = addr + (blocks - np.uint64(1)) * stride + np.maximum(size, 1)
-    for c in np.unique(cls):
-        for s in (0, 1):
-            m = (cls == c) & (side == s)
-            if m.any():
-                boxes[c, s, 0] = min(boxes[c, s, 0], addr[m].min())
-                boxes[c, s, 1] = max(boxes[c, s, 1], ends[m].max())
+@numba.njit(cache=True, nogil=True)
+def _bound_accesses(boxes, kind, device, addr, addr2, size, aux2):  # pragma: no cover
+    """Widen ``boxes`` (per alignment class and side) by the accesses of one batch; a strided row's
+    class also divides its stride, and its span ends with its last block."""
+    top = boxes.shape[0] - 1
+    one = np.uint64(1)
+    for i in range(kind.shape[0]):
+        if kind[i] != ACCESS:
+            continue
+        blocks = max(1, aux2[i])
+        stride = addr2[i] if blocks > 1 else np.uint64(0)
+        v = addr[i] | size[i] | stride
+        c = 0
+        while v != 0 and c < top and (v >> np.uint64(c)) & one == 0:
+            c += 1
+        s = 1 if device[i] >= 0 else 0
+        end = addr[i] + np.uint64(blocks - 1) * stride + max(size[i], one)
+        boxes[c, s, 0] = min(boxes[c, s, 0], addr[i])
+        boxes[c, s, 1] = max(boxes[c, s, 1], end)
 
 
 class Shadow:
