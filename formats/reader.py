@@ -122,13 +122,13 @@ class EventLog:
     def batch(self, i: int, columns: list[str] | None = None) -> dict[str, np.ndarray]:
         """Record batch ``i`` (all columns, or only ``columns``)."""
         if columns is None:
-            reader, names = self._reader, COLUMN_NAMES
+            names = list(COLUMN_NAMES)
         else:
             unknown = [c for c in columns if c not in COLUMN_NAMES]
             if unknown:
                 raise KeyError(unknown[0])
             names = [c for c in COLUMN_NAMES if c in columns]
-            reader = self._projection(tuple(names))
+        reader = self._projection(tuple(names))
         try:
             batch = reader.get_batch(i)
         except (pa.ArrowInvalid, OSError) as e:
@@ -136,11 +136,15 @@ class EventLog:
         return {name: batch.column(j).to_numpy() for j, name in enumerate(names)}
 
     def _projection(self, names: tuple[str, ...]) -> ipc.RecordBatchFileReader:
-        """A reader of the same file that decodes only ``names`` (Arrow IPC field projection)."""
+        """A reader of the same file that decodes only ``names`` (Arrow IPC field projection).
+
+        It reads through plain file reads, not a memory map: the pages of a mapped file stay in the
+        process's resident set once touched, so streaming a log larger than memory through a map
+        would look (and be accounted) as if the whole log were loaded."""
         if names not in self._projections:
             options = ipc.IpcReadOptions(included_fields=[COLUMN_NAMES.index(n) for n in names])
             try:
-                self._projections[names] = ipc.open_file(pa.memory_map(str(self.path), "r"), options=options)
+                self._projections[names] = ipc.open_file(pa.OSFile(str(self.path), "r"), options=options)
             except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
                 raise LogFormatError(f"{self.path}: damaged Arrow file ({_short(e)})") from None
         return self._projections[names]
