@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from quiver.replay.registry import CHECKERS
 from qvbench import build as builds
 from qvbench import kernels as catalogue
 from qvbench.report import render, summary
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     # steps: per kernel 2 builds + 3 per round, tools: 3 builds + 6 per round; synthetic: 1 + rounds
     total = len(a.kernel_list) * (2 + 3 * a.repeat + (3 + 6 * a.repeat if settings.tools else 0))
     total += (2 + a.repeat) if synthetic_events else 0
-    total += 2 if a.huge else 0
+    total += 2 + len(CHECKERS) if a.huge else 0   # write, analyze, one run per checker
     with Progress(TextColumn("[bold]bench[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.description}"), console=err, transient=False) as progress:
         task = progress.add_task("starting", total=total)

@@ -2,7 +2,10 @@
 back to the host and overwritten there before anyone read them.
 
 The replay keeps, per granule of mapped host memory, the transfer whose bytes are still
-unread on each side (one slot per device, one for the host). A read consumes the pending
+unread on each side (one slot per device, one for the host; ``pending_runs`` keeps them as
+uniform ranges, so an event costs about the same whatever its byte count). It streams the log
+twice, reading only the columns it needs: a survey (control events, access alignment) and the
+replay; a strided ACCESS row counts block by block. A read consumes the pending
 transfer; a write, another copy, a release of the device copy, or (on a device) the end of
 the run wastes it. It never over-reports: a partial read of a granule counts as a read, a
 partial write as nothing, and bytes still unread on the host when the run ends are not

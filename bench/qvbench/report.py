@@ -144,6 +144,11 @@ def render(results: dict[str, Any], console: Console) -> None:
         lines.append(f"huge log ({results['huge']['events']:,} accesses): `trace analyze` peak "
                      f"{s['huge_analyze_peak_mib']:.0f} MiB (target < {HUGE_PEAK_TARGET_MIB} MiB at 10^9: "
                      f"{'met' if s['huge_bounded_met'] else 'NOT met'} at this size)")
+    checks = (results.get("huge") or {}).get("per_checker")
+    if checks:
+        lines.append("huge log, one checker per process: " + ", ".join(
+            f"{name} {_f(c.get('peak_rss_mib'), '{:.0f}')} MiB / {_f(c.get('seconds'), '{:.1f}')} s"
+            + (f" ({c['error']})" if c.get("error") else "") for name, c in checks.items()))
     for k in results["kernels"]:
         for part in ("recorded", "analyze"):
             if k.get(part) and k[part].get("error"):

@@ -84,10 +84,25 @@ def run_command(kernel: Kernel, variant: str, exe: Path, args: tuple[str, ...], 
     return [MPIEXEC, "-n", str(kernel.ranks), *program] if kernel.mpi else program
 
 
-def _analyze(ctx: Context, log: Path, name: str) -> Measurement:
-    """`trace analyze` with its report (stdout) going to the run's output file."""
-    return run_measured([builds.TRACE, "analyze", str(log), "--format", "json"], cwd=ctx.out,
-                        log=ctx.output_log(f"{name}.analyze"), timeout=ctx.settings.run_timeout)
+def _analyze(ctx: Context, log: Path, name: str, check: str | None = None) -> Measurement:
+    """`trace analyze` (all default checkers, or only ``check``) with its report going to the run's output file."""
+    only = ["--check", check] if check else []
+    return run_measured([builds.TRACE, "analyze", str(log), "--format", "json", *only], cwd=ctx.out,
+                        log=ctx.output_log(f"{name}.analyze{'.' + check if check else ''}"),
+                        timeout=ctx.settings.run_timeout)
+
+
+def per_checker(ctx: Context, log: Path, name: str) -> dict[str, Any]:
+    """Seconds and peak memory of `trace analyze --check X`, one process per checker (every registered one)."""
+    from quiver.replay.registry import CHECKERS
+
+    out = {}
+    for check in CHECKERS:
+        ctx.step(f"{name}: trace analyze --check {check}")
+        m = _analyze(ctx, log, name, check)
+        out[check] = {"seconds": round(m.seconds, 3), "peak_rss_mib": mib(m.peak_rss_kib),
+                      "error": None if analysis_ok(m) else f"exit status {m.returncode}"}
+    return out
 
 
 def analysis_ok(m: Measurement) -> bool:
@@ -255,6 +270,8 @@ def measure_synthetic(ctx: Context, events: int, *, streamed: bool, name: str) -
         a["events_per_s"] = ratio(stats["events"], a["seconds"])
         a["accesses_per_s"] = ratio(stats["accesses"], a["seconds"])
         row["analyze"] = a
+        if streamed:
+            row["per_checker"] = per_checker(ctx, path, name)
     if not streamed and builds.mapping_checker_available():
         ctx.step(f"{name}: VSM checker alone, one core")
         row["checker"] = checker_speed(path)
