@@ -1,10 +1,11 @@
 """Turn a raw directory (all ranks) into one event log in global sequence order.
 
-Why a separate step: the program only appends raw records; here, with numpy over whole
-columns, string ids are remapped to one table, PCs and psource strings become location ids,
-rows are merged across threads and ranks by time, and `target data` pairs get their kind.
-It runs on whatever exists, so a crashed run still gives a (truncated) log. The raw files
-are memory-mapped and the log is written one batch of rows at a time.
+Why a separate step: the program only appends raw records; here string ids are remapped to one
+table, PCs and psource strings become location ids, rows are merged across threads and ranks by
+time, and `target data` pairs get their kind. It runs on whatever exists, so a crashed run still
+gives a (truncated) log. The raw files are memory-mapped, read by the kernels of finalize_kernels
+(one scan per thread file, one pass per batch of log rows), and the log is written one batch at a
+time while the next is filled.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ class _Stream:
 
 
 @dataclass
-class _Run:
+class _RowSpace:
     """All thread files of the run in one global row space, and the kernels that read them."""
 
     streams: list[_Stream]
@@ -167,18 +168,18 @@ class _Buffers:
                 self.out16[:k], self.pos[:k])
 
 
-def _columns(run: _Run, rows: np.ndarray, locs: _Locations, task_locs: tuple[np.ndarray, np.ndarray] = _NO_KEYS,
+def _columns(space: _RowSpace, rows: np.ndarray, locs: _Locations, task_locs: tuple[np.ndarray, np.ndarray] = _NO_KEYS,
              fixes: tuple[np.ndarray, np.ndarray] = _NO_FIXES, buf: _Buffers | None = None) -> dict[str, np.ndarray]:
     """Log columns of the global rows `rows`, in that order, plus `src` (the psource string id);
     views of `buf` when given."""
     k = len(rows)
     buf = buf or _Buffers(k)
     out64, out32, out16, pos = buf.blocks(k)
-    bounds = run.kern.group_by_stream(rows, run.starts, pos)
+    bounds = space.kern.group_by_stream(rows, space.starts, pos)
     for si in np.nonzero(np.diff(bounds))[0]:
-        st = run.streams[si]
+        st = space.streams[si]
         at = pos[bounds[si]:bounds[si + 1]]
-        run.kern.fill_rows(st.words, rows, at, st.start, st.rank, st.table, run.t0, locs.by_string,
+        space.kern.fill_rows(st.words, rows, at, st.start, st.rank, st.table, space.t0, locs.by_string,
                            locs.pcs, locs.by_pc, task_locs[0], task_locs[1], fixes[0], fixes[1], out64, out32, out16)
     cols = {c: out64[i] for i, c in enumerate(COLS64)} | {c: out32[i] for i, c in enumerate(COLS32)}
     for c in ("addr", "addr2", "size"):
@@ -187,12 +188,12 @@ def _columns(run: _Run, rows: np.ndarray, locs: _Locations, task_locs: tuple[np.
     return cols
 
 
-def _control_rows(run: _Run, scans: list[_Scan], locs: _Locations) -> dict[str, np.ndarray]:
+def _control_rows(space: _RowSpace, scans: list[_Scan], locs: _Locations) -> dict[str, np.ndarray]:
     """Log columns (before task locations and `target data` fixes) of the control rows of all
     streams, in stream order, and `row`: their global row ids."""
-    rows = np.concatenate([sc.control + st.start for st, sc in zip(run.streams, scans, strict=True)] or
+    rows = np.concatenate([sc.control + st.start for st, sc in zip(space.streams, scans, strict=True)] or
                           [np.zeros(0, np.int64)])
-    cols = _columns(run, rows, locs)
+    cols = _columns(space, rows, locs)
     cols["row"] = rows
     return cols
 
@@ -323,19 +324,19 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     if t0 is None:
         t0 = min((int(rr.info["start_mono_ns"]) for rr in raws if "start_mono_ns" in rr.info),
                  default=int(times.min()) if n else 0)
-    raw = _Run(streams, np.array([st.start for st in streams], dtype=np.int64), t0, kern)
+    space = _RowSpace(streams, np.array([st.start for st in streams], dtype=np.int64), t0, kern)
     uniq_src, uniq_pc = _used_sources(streams, scans)
     with ThreadPoolExecutor(1) as pool:  # symbolisation (subprocesses) overlaps the rest
         symbolized = pool.submit(symbolize, uniq_pc, modules)
         order = np.argsort(times, kind="stable")  # streams are concatenated: ties keep thread, then file order
         del times
         no_locs = _Locations([], np.full(len(strings.strings) + 1, -1, np.int64), uniq_pc[:0], np.zeros(0, np.int64))
-        control = _control_rows(raw, scans, no_locs)  # what fixes and objects need: all but `loc`
+        control = _control_rows(space, scans, no_locs)  # what fixes and objects need: all but `loc`
         fixes = _construct_fixes(control)
         objects = _object_rows(raws, control, modules_by_rank, strings, max((sc.top_alloc for sc in scans),
                                                                             default=-1))
         locs = _locations(uniq_src, uniq_pc, symbolized.result(), strings)
-    task_locs = _task_locations(_control_rows(raw, scans, locs))
+    task_locs = _task_locations(_control_rows(space, scans, locs))
     n_objects = len(objects["kind"]) if objects is not None else 0
     has_access = any(sc.accesses for sc in scans)
 
@@ -346,7 +347,7 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
         writing: Future | None = None  # a batch is compressed and written while the next one is filled
         bufs = [_Buffers(min(n, BATCH)) for _ in range(2 if n > BATCH else 1)]
         for b in range(0, n, BATCH):
-            cols = _columns(raw, order[b:b + BATCH], locs, task_locs, fixes, bufs[b // BATCH % len(bufs)])
+            cols = _columns(space, order[b:b + BATCH], locs, task_locs, fixes, bufs[b // BATCH % len(bufs)])
             del cols["src"]
             if pending is not None:
                 last = cols["time_ns"][-1] if b + BATCH < n else np.iinfo(np.int64).max
