@@ -233,6 +233,7 @@ class VsmSession:
         self.shadow = np.empty(nblocks << self.log_block, dtype=_shadow_dtype(st.ndev))
         self.blo = np.full(nblocks, K.OVV | K.OVI, dtype=np.int64)
         self.bhi = self.blo.copy()
+        self.bcnt = np.zeros(nblocks, dtype=np.int64)
         self.cl = st.cl_static.copy()
         self.en = np.full((st.n_entries_max + 1, K.EN_N), -1, dtype=np.int64)
         self.lv_key = np.zeros(st.n_entries_max + 1, dtype=np.int64)
@@ -262,7 +263,7 @@ class VsmSession:
                     log_block: int = K.LOG_BLOCK) -> VsmSession:
         return cls(build_static(control), watches or Watches.none(), log_block)
 
-    _STATE = ("blo", "bhi", "cl", "en", "lv_key", "lv_en", "al_lo", "al_hi", "ctr", "win", "fd", "fd_hash",
+    _STATE = ("blo", "bhi", "bcnt", "cl", "en", "lv_key", "lv_en", "al_lo", "al_hi", "ctr", "win", "fd", "fd_hash",
               "wa_done", "wh", "wn")
 
     def copy(self) -> VsmSession:
@@ -302,7 +303,7 @@ class VsmSession:
             kind, columns["rank"], columns["device"], columns["loc"], columns["addr"], columns["size"],
             columns["id"], columns["op"], columns["aux"], stride, blocks, rows_arr, n, np.int64(base),
             st.ct_event, st.ct, self.cl, st.clk_keys, st.clk_rows, st.devmap, np.int64(st.ndev),
-            np.int64(self.all_cvv), st.tr_lo, st.tr_hi, st.tr_base, self.shadow, self.blo, self.bhi,
+            np.int64(self.all_cvv), st.tr_lo, st.tr_hi, st.tr_base, self.shadow, self.blo, self.bhi, self.bcnt,
             np.int64(self.log_block), self.en,
             self.lv_key,
             self.lv_en, self.al_lo, self.al_hi, self.ctr, self.win, self.fd, self.fd_hash, self.wa_sh,

@@ -137,9 +137,14 @@ def _bounds_bytes(shadow, s0, s1):
     return lo, hi
 
 
-@njit(cache=True)
-def _map_range(shadow, blo, bhi, lgb, s0, s1, keep, set_bits, mode, shift):
-    """Apply a bit map to shadow bytes [s0, s1), block by block."""
+@njit(cache=True, inline="always")
+def _map_range(shadow, blo, bhi, bcnt, lgb, s0, s1, keep, set_bits, mode, shift):
+    """Apply a bit map to shadow bytes [s0, s1), block by block.
+
+    ``bcnt[b]``: bytes changed by partial operations since block b's bounds were last made exact;
+    when it reaches the block size (or a write leaves the block at its end) the bounds are
+    recomputed, so a block that scattered writes have made uniform again is seen as uniform.
+    """
     bsz = np.int64(1) << lgb
     b = s0 >> lgb
     while s0 < s1:
@@ -160,26 +165,36 @@ def _map_range(shadow, blo, bhi, lgb, s0, s1, keep, set_bits, mode, shift):
                     lo, hi = _map_bytes(shadow, s0, e, keep, set_bits, mode, shift)
                     blo[b] = lb & lo
                     bhi[b] = ub | hi
+                    bcnt[b] = e - s0
         elif not (mode == MAP_PLAIN and _fmap(lb, keep, set_bits, mode, shift) == lb
                   and _fmap(ub, keep, set_bits, mode, shift) == ub):   # else: no byte changes
             lo, hi = _map_bytes(shadow, s0, e, keep, set_bits, mode, shift)
             if full:
                 blo[b] = lo
                 bhi[b] = hi
-            elif e == be:
-                # a partial write reaching the block's end (a sweep leaving it): make its bounds exact,
-                # so a block the sweep made uniform is uniform again
+                bcnt[b] = 0
+            elif e == be or bcnt[b] + (e - s0) >= bsz:
+                # a partial write reaching the block's end (a sweep leaving it), or as many bytes
+                # written as the block holds: make its bounds exact (amortised O(1) per byte)
                 lo, hi = _bounds_bytes(shadow, bs, be)
                 blo[b] = lo
                 bhi[b] = hi
+                bcnt[b] = 0
             else:
                 blo[b] = lb & lo
                 bhi[b] = ub | hi
+                bcnt[b] += e - s0
         s0 = e
         b += 1
 
 
 @njit(cache=True)
+def _map_range_ctl(shadow, blo, bhi, bcnt, lgb, s0, s1, keep, set_bits, mode, shift):
+    """``_map_range`` as a function call (control events: rare, big ranges; keeps the kernel small)."""
+    _map_range(shadow, blo, bhi, bcnt, lgb, s0, s1, keep, set_bits, mode, shift)
+
+
+@njit(cache=True, inline="always")
 def _all_have(shadow, blo, bhi, lgb, s0, s1, bit):
     """Whether every shadow byte in [s0, s1) has ``bit`` (a read finds its copy valid)."""
     bsz = np.int64(1) << lgb
@@ -574,8 +589,8 @@ def _section_overflow(fd, fd_hash, ctr, g, rk, di, loc, clause_ev, name, hk, siz
 
 
 @njit(cache=True)
-def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base, shadow, blo, bhi, lgb, en, lv_key,
-                   lv_en, al_lo, al_hi, ctr, fd, fd_hash, wa_sh, wa_id, wa_done, wh, wn):
+def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base, shadow, blo, bhi, bcnt, lgb, en,
+                   lv_key, lv_en, al_lo, al_hi, ctr, fd, fd_hash, wa_sh, wa_id, wa_done, wh, wn):
     kind = ct[c, CT_KIND]
     rk = ct[c, CT_RANK]
     hk = (rk << SHIFT) | ct[c, CT_ADDR]
@@ -608,7 +623,7 @@ def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base
             stop = min(end, run_end)
             if s0 >= 0:
                 s1 = s0 + (stop - key)
-                _map_range(shadow, blo, bhi, lgb, s0, s1, np.int64(0), np.int64(OVV | OVI), MAP_PLAIN, np.int64(0))
+                _map_range_ctl(shadow, blo, bhi, bcnt, lgb, s0, s1, np.int64(0), np.int64(OVV | OVI), MAP_PLAIN, np.int64(0))
                 _watch(s0, s1, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
             key = stop
     elif kind == K_FREE:
@@ -664,9 +679,9 @@ def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base
             _insert_live(lv_key, lv_en, ctr, dk, e)
             if op == D_ASSOC and ct[c, CT_AUX] == 1:
                 # a declare-target variable's device copy: initialised from the device image
-                _map_range(shadow, blo, bhi, lgb, s0, s0 + size, np.int64(-1), cvv | cvi, MAP_PLAIN, np.int64(0))
+                _map_range_ctl(shadow, blo, bhi, bcnt, lgb, s0, s0 + size, np.int64(-1), cvv | cvi, MAP_PLAIN, np.int64(0))
             else:
-                _map_range(shadow, blo, bhi, lgb, s0, s0 + size, ~(cvv | cvi), np.int64(0), MAP_PLAIN, np.int64(0))
+                _map_range_ctl(shadow, blo, bhi, bcnt, lgb, s0, s0 + size, ~(cvv | cvi), np.int64(0), MAP_PLAIN, np.int64(0))
             _watch(s0, s0 + size, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
         elif op == D_DELETE or op == D_DISASSOC:
             i, e = _find_live(lv_key, lv_en, en, ctr[C_NLIVE], dk)
@@ -675,7 +690,7 @@ def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base
             en[e, EN_RELEASE] = g
             _remove_live(lv_key, lv_en, ctr, i)
             s0 = en[e, EN_SHADOW]
-            _map_range(shadow, blo, bhi, lgb, s0, s0 + en[e, EN_SIZE], ~(cvv | cvi), np.int64(0), MAP_PLAIN, np.int64(0))
+            _map_range_ctl(shadow, blo, bhi, bcnt, lgb, s0, s0 + en[e, EN_SIZE], ~(cvv | cvi), np.int64(0), MAP_PLAIN, np.int64(0))
             _watch(s0, s0 + en[e, EN_SIZE], g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
         elif op == D_TO or op == D_FROM:
             clause = _clause_of(cl, clk_keys, clk_rows, ckey, hk, ct[c, CT_NAME])
@@ -693,20 +708,21 @@ def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base
             shift = np.int64(2 + 2 * di)
             if op == D_TO:
                 if direct:   # CV := OV
-                    _map_range(shadow, blo, bhi, lgb, s0, s0 + n, ~(cvv | cvi), np.int64(0), MAP_TO, shift)
+                    _map_range_ctl(shadow, blo, bhi, bcnt, lgb, s0, s0 + n, ~(cvv | cvi), np.int64(0), MAP_TO, shift)
                 else:  # the runtime wrote a device address into this CV (pointer attachment)
-                    _map_range(shadow, blo, bhi, lgb, s0, s0 + n, np.int64(-1), cvv | cvi, MAP_PLAIN, np.int64(0))
+                    _map_range_ctl(shadow, blo, bhi, bcnt, lgb, s0, s0 + n, np.int64(-1), cvv | cvi, MAP_PLAIN, np.int64(0))
             else:
                 if not direct:
                     return
-                _map_range(shadow, blo, bhi, lgb, s0, s0 + n, ~np.int64(OVV | OVI), np.int64(0), MAP_FROM, shift)
+                _map_range_ctl(shadow, blo, bhi, bcnt, lgb, s0, s0 + n, ~np.int64(OVV | OVI), np.int64(0), MAP_FROM, shift)
             _watch(s0, s0 + n, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
 
 
 @njit(cache=True)
 def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, blocks, rows, n_rows, base,
                  ct_event, ct, cl, clk_keys, clk_rows, devmap, ndev, all_cvv,
-                 tr_lo, tr_hi, tr_base, shadow, blo, bhi, lgb, en, lv_key, lv_en, al_lo, al_hi, ctr, win, fd, fd_hash,
+                 tr_lo, tr_hi, tr_base, shadow, blo, bhi, bcnt, lgb, en, lv_key, lv_en, al_lo, al_hi, ctr, win, fd,
+                 fd_hash,
                  wa_sh, wa_id, wa_done, wh, wn, st_ev, st_w):
     """Apply events ``rows[:n_rows]`` (or rows 0..n_rows-1 when ``rows`` is empty) of one column set.
 
@@ -747,7 +763,8 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
             if kd == K_ALLOC or kd == K_FREE or kd == K_MAP or kd == K_DATA:
                 c = _search(ct_event, n_ct, g)
                 if c >= 0 and ct_event[c] == g:
-                    _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base, shadow, blo, bhi, lgb,
+                    _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base, shadow, blo, bhi, bcnt,
+                                   lgb,
                                    en, lv_key, lv_en, al_lo, al_hi, ctr, fd, fd_hash, wa_sh, wa_id, wa_done, wh, wn)
                     h_hi = np.int64(0)
                     h_lo = np.int64(0)
@@ -797,7 +814,7 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
                     one = (s1 - 1) >> lgb == b0   # the piece is in one block: decide from its bounds
                     if write:
                         if not (one and _unchanged(blo[b0], bhi[b0], keep_host, set_host)):
-                            _map_range(shadow, blo, bhi, lgb, s0, s1, keep_host, set_host, MAP_PLAIN, np.int64(0))
+                            _map_range(shadow, blo, bhi, bcnt, lgb, s0, s1, keep_host, set_host, MAP_PLAIN, np.int64(0))
                         if watching:
                             _watch(s0, s1, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
                     elif one and (blo[b0] & OVV) != 0:
@@ -850,7 +867,7 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
                     one = (s1 - 1) >> lgb == b0
                     if write:
                         if not (one and _unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi)):
-                            _map_range(shadow, blo, bhi, lgb, s0, s1, keep_dev, cvv | cvi, MAP_PLAIN, np.int64(0))
+                            _map_range(shadow, blo, bhi, bcnt, lgb, s0, s1, keep_dev, cvv | cvi, MAP_PLAIN, np.int64(0))
                         if watching:
                             _watch(s0, s1, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
                     elif one and (blo[b0] & cvv) != 0:
