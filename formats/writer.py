@@ -87,11 +87,14 @@ class LogWriter:
         locations: Sequence[Location] = (),
         run: Mapping[str, Any] | None = None,
         compression: str | None = "zstd",
+        threads: bool = True,
     ) -> None:
+        """``threads``: compress a batch's columns on Arrow's thread pool; False compresses in the
+        calling thread (less CPU in all; for a caller that writes from a thread of its own)."""
         self.path = Path(path)
         self._part = self.path.with_name(self.path.name + ".part")
         self.schema = arrow_schema(log_metadata(strings, locations, run or {}))
-        options = ipc.IpcWriteOptions(compression=compression)
+        options = ipc.IpcWriteOptions(compression=compression, use_threads=threads)
         self._sink = pa.OSFile(str(self._part), "wb")
         self._writer = ipc.new_file(self._sink, self.schema, options=options)
         self.rows = 0
