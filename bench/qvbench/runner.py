@@ -3,6 +3,8 @@
 Peak memory comes from ``os.wait4``: Linux reports the largest resident set of the child and of
 every descendant it waited for, so under ``mpiexec`` (or ``trace record``, which runs the program
 as its child) it is the peak of the largest single process (one rank), not the sum over ranks.
+The command runs under ``peak.py``, a small process that forks it and reports its ``wait4``
+peak: a child forked from this harness directly would be charged the harness's own resident set.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -17,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .tmpfiles import TmpfileSweeper
+
+PEAK = Path(__file__).with_name("peak.py")
 
 
 @dataclass(frozen=True)
@@ -68,8 +74,11 @@ def run_measured(
         out.write(("$ " + " ".join(cmd) + "\n").encode())
         out.flush()
         start = time.perf_counter()
-        proc = subprocess.Popen(list(cmd), cwd=cwd, env=full_env, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        fd, peak_file = tempfile.mkstemp(prefix="qvbench-peak-")
+        os.close(fd)
+        proc = subprocess.Popen([sys.executable, "-I", "-S", str(PEAK), peak_file, *cmd], cwd=cwd, env=full_env,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
         expired = threading.Event()
 
         def kill() -> None:
@@ -113,5 +122,16 @@ def run_measured(
         except ProcessLookupError:
             pass
     left = sweeper.sweep(marker) if sweeper and marker is not None else 0
-    return Measurement(seconds=seconds, peak_rss_kib=int(usage.ru_maxrss), returncode=proc.returncode,
+    return Measurement(seconds=seconds, peak_rss_kib=_peak(peak_file, usage), returncode=proc.returncode,
                        timed_out=expired.is_set(), tmpfiles_left=left, stopped=stopped[0] if stopped else "")
+
+
+def _peak(peak_file: str, usage: os.struct_rusage) -> int:
+    """The command's own peak as ``peak.py`` wrote it (the shim's, an upper bound, if it was killed first)."""
+    try:
+        with open(peak_file) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return int(usage.ru_maxrss)
+    finally:
+        Path(peak_file).unlink(missing_ok=True)
