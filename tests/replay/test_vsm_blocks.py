@@ -148,3 +148,15 @@ def test_history_of_the_first_bad_byte_sees_uniform_and_split_blocks():
     # host alloc, host write, device alloc and copy-in (after the construct's begin and clause), the
     # whole-block write; not line 11's write next to the byte
     assert [g for g, _state in d.history] == [rows[0], rows[1], rows[2] + 2, rows[2] + 3, rows[3]]
+
+
+def test_strided_device_writes_initialise_the_copy():
+    b = LogBuilder()
+    c = mapped(b, copy_in=False)[0]                                     # map(alloc:): the copy is uninitialised
+    b.access(DEV0, 4, write=True, device=0, construct=c, site=site(9))
+    b.access(DEV0 + 64, 32, write=True, device=0, construct=c, site=site(10), stride=4096, blocks=3)
+    b.access(HOST, N, write=True, site=site(11))                        # the device copy is now out of date
+    b.access(DEV0, 3 * 4096, device=0, construct=c, site=site(12))
+    # the bytes the device wrote are stale, the others were never initialised there
+    assert detections(b) == [("stale", 0, 0, 2 * 4096 + 64 + 31, 4 + 3 * 32, 1, line_of(b, 12)),
+                             ("uum", 0, 4, 3 * 4096 - 1, 3 * 4096 - 100, 1, line_of(b, 12))]
