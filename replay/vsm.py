@@ -49,11 +49,12 @@ the first occurrence and summing bytes and occurrences (one per event). The orac
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from quiver.formats import DataOpKind, EventKind, EventLog, LogFormatError
+from quiver.formats.schema import COLUMN_DTYPES
 
 from . import vsm_kernel as K
 from .findings import Finding
@@ -68,12 +69,13 @@ from .mapping_events import (
     ControlEvents,
     Detection,
     control_events_from_columns,
-    iter_batches,
     read_control_events,
 )
 from .registry import CheckOptions
 
 FIND_CAPACITY = 1 << 15
+# columns the kernel reads only for findings and overflows (streamed batches read them on demand)
+LAZY_COLUMNS = ("loc", "id", "aux")
 _SHADOW_TYPES = ((3, np.uint8), (7, np.uint16), (15, np.uint32), (31, np.uint64))
 
 
@@ -284,8 +286,14 @@ class VsmSession:
         b = index >> self.log_block
         return np.where(self.blo[b] == self.bhi[b], self.blo[b], self.shadow[index].astype(np.int64))
 
-    def apply(self, columns: Mapping[str, np.ndarray], rows: np.ndarray | None = None, base: int = 0) -> None:
-        """Apply events of ``columns`` (row i has global index base+i), all in order or ``rows`` in order."""
+    def apply(self, columns: Mapping[str, np.ndarray], rows: np.ndarray | None = None, base: int = 0,
+              more: Callable[[], Mapping[str, np.ndarray]] | None = None) -> None:
+        """Apply events of ``columns`` (row i has global index base+i), all in order or ``rows`` in order.
+
+        ``more``: ``columns`` may then lack ``loc``, ``id`` and ``aux`` (a streamed batch read
+        without them); ``more()`` returns them, called only if a row needs them (a finding or an
+        overflow), so clean batches never decompress them.
+        """
         kind = columns["kind"]
         if rows is None:
             rows_arr = np.zeros(0, dtype=np.int64)
@@ -299,15 +307,25 @@ class VsmSession:
         stride, blocks = columns.get("addr2"), columns.get("aux2")
         if stride is None or blocks is None:   # columns without strided runs
             stride = blocks = np.zeros(len(kind), dtype=np.int64)
-        K.apply_events(
-            kind, columns["rank"], columns["device"], columns["loc"], columns["addr"], columns["size"],
-            columns["id"], columns["op"], columns["aux"], stride, blocks, rows_arr, n, np.int64(base),
-            st.ct_event, st.ct, self.cl, st.clk_keys, st.clk_rows, st.devmap, np.int64(st.ndev),
-            np.int64(self.all_cvv), st.tr_lo, st.tr_hi, st.tr_base, self.shadow, self.blo, self.bhi, self.bcnt,
-            np.int64(self.log_block), self.en,
-            self.lv_key,
-            self.lv_en, self.al_lo, self.al_hi, self.ctr, self.win, self.fd, self.fd_hash, self.wa_sh,
-            self.wa_id, self.wa_done, self.wh, self.wn, self.st_ev, self.st_w)
+        if more is not None and any(c not in columns for c in LAZY_COLUMNS):
+            loc, ident, aux = (np.zeros(0, dtype=COLUMN_DTYPES[c]) for c in LAZY_COLUMNS)
+        else:
+            loc, ident, aux = (columns[c] for c in LAZY_COLUMNS)
+        first = 0
+        while True:
+            K.apply_events(
+                kind, columns["rank"], columns["device"], loc, columns["addr"], columns["size"], ident,
+                columns["op"], aux, stride, blocks, rows_arr, np.int64(first), n, np.int64(base),
+                st.ct_event, st.ct, self.cl, st.clk_keys, st.clk_rows, st.devmap, np.int64(st.ndev),
+                np.int64(self.all_cvv), st.tr_lo, st.tr_hi, st.tr_base, self.shadow, self.blo, self.bhi, self.bcnt,
+                np.int64(self.log_block), self.en, self.lv_key, self.lv_en, self.al_lo, self.al_hi, self.ctr,
+                self.win, self.fd, self.fd_hash, self.wa_sh, self.wa_id, self.wa_done, self.wh, self.wn, self.st_ev,
+                self.st_w)
+            first = int(self.ctr[K.C_STOP])
+            if first < 0:
+                return
+            extra = more()   # the kernel stopped at row ``first``, which needs the lazy columns
+            loc, ident, aux = (extra[c] for c in LAZY_COLUMNS)
 
     @property
     def dropped(self) -> int:
@@ -393,13 +411,19 @@ def replay_log(log: EventLog, control: ControlEvents | None = None, *, history: 
         watches = session.first_bad_bytes()
         if len(watches.shadow):
             session = VsmSession(static, watches)
-            _stream(log, session, None)   # progress counts the first pass only
+            _stream(log, session, None, lazy=False)   # progress counts the first pass only
     return session.detections(), session
 
 
-def _stream(log: EventLog, session: VsmSession, progress) -> None:
-    for offset, batch in iter_batches(log, VSM_COLUMNS):
-        session.apply(batch, base=offset)
+def _stream(log: EventLog, session: VsmSession, progress, lazy: bool = True) -> None:
+    """Apply every record batch; ``lazy``: read ``loc``/``id``/``aux`` of a batch only if it needs them
+    (never when recording histories: a row the kernel stops at is applied again)."""
+    names = [c for c in VSM_COLUMNS if c not in LAZY_COLUMNS] if lazy else VSM_COLUMNS
+    offset = 0
+    for i in range(log.num_batches):
+        batch = log.batch(i, names)
+        session.apply(batch, base=offset, more=(lambda i=i: log.batch(i, list(LAZY_COLUMNS))) if lazy else None)
+        offset += len(batch["kind"])
         if progress is not None:
             progress(len(batch["kind"]))
 

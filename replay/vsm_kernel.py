@@ -53,7 +53,7 @@ CL_EVENT, CL_CKEY, CL_HOST, CL_SIZE, CL_NAME, CL_TYPE, CL_LOC, CL_OBJLO, CL_OBJH
  EN_N) = range(11)
 # counters
 (C_NLIVE, C_NENT, C_NALLOC, C_NFIND, C_GEN, C_DROPPED, C_LE_N, C_LE_LO, C_LE_HI, C_LE_E,
- C_WIN_KEY, C_WIN_DEV, C_WIN_GEN, C_NWIN, C_N) = range(15)
+ C_WIN_KEY, C_WIN_DEV, C_WIN_GEN, C_NWIN, C_STOP, C_N) = range(16)
 # finding table columns
 (F_KIND, F_RANK, F_DI, F_LOC, F_KX, F_ENTRY, F_CLAUSE, F_EVENT, F_HOST, F_DEV, F_SHADOW, F_BYTES, F_OCC,
  F_LASTEV, F_LASTHOST, F_WIDTH, F_ASIZE, F_RELEASE, F_NAME, F_OBJLO, F_OBJHI, F_N) = range(22)
@@ -719,7 +719,7 @@ def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base
 
 
 @njit(cache=True)
-def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, blocks, rows, n_rows, base,
+def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, blocks, rows, first, n_rows, base,
                  ct_event, ct, cl, clk_keys, clk_rows, devmap, ndev, all_cvv,
                  tr_lo, tr_hi, tr_base, shadow, blo, bhi, bcnt, lgb, en, lv_key, lv_en, al_lo, al_hi, ctr, win, fd,
                  fd_hash,
@@ -729,7 +729,15 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
     ``base`` is the global index of row 0. Every piece of state lives in the arrays passed in.
     ``stride`` / ``blocks`` are the ACCESS columns ``addr2`` / ``aux2``: a strided row is applied one
     block after the other, all with the row's event index.
+
+    ``loc``, ``aux`` and ``eid`` (``id``) matter only to findings and overflows; they may be empty
+    (not read from the log yet). The kernel then stops at the first row that needs them, before
+    changing anything that applying the row again would not set to the same value, and leaves
+    that row's position in ``ctr[C_STOP]`` (-1 when every row was applied): the caller reads the
+    columns and calls again with ``first`` = that position.
     """
+    lazy = len(loc) == 0
+    ctr[C_STOP] = -1
     use_rows = len(rows) > 0
     watching = len(wa_sh) > 0
     n_ct = len(ct_event)
@@ -750,7 +758,7 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
     d2_hi = np.int64(0)
     d2_sh = np.int64(0)
     d2_e = -1
-    for j in range(n_rows):
+    for j in range(first, n_rows):
         r = rows[j] if use_rows else j
         g = base + r
         if watching:
@@ -850,6 +858,9 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
                     elif one and (blo[b0] & OVV) != 0:
                         pass
                     elif not _all_have(shadow, blo, bhi, lgb, s0, s1, np.int64(OVV)):
+                        if lazy:
+                            ctr[C_STOP] = j
+                            return
                         _host_read_findings(shadow, blo, bhi, lgb, s0, s1, key, g, rk, loc[r], aux[r], sz, en, cl, ctr,
                                             fd, fd_hash)
                     key = stop
@@ -864,6 +875,9 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
                 while key < end:
                     if key != start and d_lo == start_lo:
                         # one access that began in a CV runs past its end: the rest overflows that variable
+                        if lazy:
+                            ctr[C_STOP] = j
+                            return
                         _overflow_of(start_e, key, end, g, rk, di, loc[r], aux[r], sz, en, cl, fd, fd_hash, ctr)
                         break
                     if not (d_lo <= key < d_hi):
@@ -883,6 +897,9 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
                             d_e = e
                         elif e < 0:
                             stop = min(end, lv_key[i + 1]) if i + 1 < ctr[C_NLIVE] else end
+                            if lazy:
+                                ctr[C_STOP] = j
+                                return
                             _overflow(key, stop, g, rk, di, ndev, eid[r], loc[r], aux[r], sz, cl, clk_keys,
                                       clk_rows, en, lv_en, ctr, win, fd, fd_hash)
                             key = stop
@@ -903,6 +920,9 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
                     elif one and (blo[b0] & cvv) != 0:
                         pass
                     elif not _all_have(shadow, blo, bhi, lgb, s0, s1, cvv):
+                        if lazy:
+                            ctr[C_STOP] = j
+                            return
                         _device_read_findings(shadow, blo, bhi, lgb, s0, s1, key, g, rk, di, cvv, cvi, d_e, loc[r],
                                               aux[r], sz, en, cl, fd, fd_hash, ctr)
                     key = stop
