@@ -3,7 +3,8 @@
 Why: a run has 10^7..10^9 raw records of 96 bytes. numpy passes over whole columns read every
 record once per field (and once more per remap or mask), so finalize ran at ~3 M events/s; here each
 record is read once while scanning and once while writing its log row, and every log column of a
-batch is written in that same pass.
+batch is written in that same pass. numba is imported only for runs above SMALL_RUN events: below,
+the interpreter runs the same functions (numba's start-up would cost more than the work).
 
 A raw record is read as a row of RAW_WORDS int64 words (rawread.RAW_DTYPE); the 32- and 16-bit
 fields are unpacked from their word (the word/shift constants below are checked against RAW_DTYPE
@@ -277,7 +278,7 @@ _INLINE = (_lo32, _kind, _adjusted_pc, _local_src, _slot, _set_insert, _stream_o
 _CALLED = (_set_grown, _scan_rows)
 
 # The kernels as plain Python, run by the interpreter: for small runs, where numba's start-up
-# (~0.3 s import + ~0.2 s to load the cached machine code) costs more than the work.
+# (~0.2 s import + ~0.15 s to load the cached machine code, in CPU) costs more than the work.
 PYTHON = Kernels(scan_stream, group_by_stream, fill_rows)
 SMALL_RUN = 20_000  # events: up to here the plain-Python kernels take < ~0.25 s (~12 us per event)
 
@@ -302,21 +303,6 @@ def compiled() -> Kernels:
 
 
 def kernels(events: int) -> Kernels:
-    """The kernels to use for a run of `events` raw records: compiled ones once numba is loaded
-    (e.g. by `warm_up` while the program ran), else plain Python for a small run."""
+    """The kernels to use for a run of `events` raw records: plain Python for a small run unless
+    numba is loaded already."""
     return PYTHON if events <= SMALL_RUN and _compiled is None else compiled()
-
-
-def warm_up() -> None:
-    """Load (or compile) every kernel with the argument types finalize uses, on empty input: numba's
-    first call in a process costs ~0.2 s even from its cache, which `trace record` hides by calling
-    this while the program runs."""
-    scan_stream, group_by_stream, fill_rows = compiled()
-    words = np.zeros((0, RAW_WORDS), np.int64)
-    words.flags.writeable = False
-    i64, u64, i32 = np.zeros(0, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.int32)
-    table = np.full(1, -1, np.int64)
-    scan_stream(words, 0, np.zeros(0, np.int64))
-    group_by_stream(i64, np.zeros(1, np.int64), np.zeros(0, np.int64))
-    fill_rows(words, i64, i64, 0, 0, table, 0, i64, u64, i64, i64, i64, i64, i32,
-              np.zeros((len(COLS64), 0), np.int64), np.zeros((len(COLS32), 0), np.int32), np.zeros(0, np.int16))

@@ -6,7 +6,6 @@ numpy arrays in one call per file (no per-event Python loop) for finalize.
 
 from __future__ import annotations
 
-import os
 import re
 import struct
 from dataclasses import dataclass, field
@@ -158,24 +157,3 @@ def read_rank(raw_dir: Path, rank: int) -> RankRaw:
         nthreads=threads,
         partial_records=partial,
     )
-
-
-def raw_dir_for(out: Path) -> Path:
-    """Where `trace record` has the program write the raw chunks of log `out`: `out`.raw next to it."""
-    return out.with_name(out.name + ".raw")
-
-
-def cleanup_device_images(raw_dir: Path) -> None:
-    """Remove /tmp/tmpfile_* images the run loaded that are still there (the tracer unlinks them)."""
-    if not raw_dir.is_dir():
-        return
-    names = set()
-    for p in raw_dir.glob("r*.mod"):
-        names.update(re.findall(r"(/tmp/tmpfile_\w+)", p.read_text(errors="replace")))
-    for p in raw_dir.glob("r*.info"):
-        names.update(re.findall(r"devimg\[\]=(/tmp/tmpfile_\w+)", p.read_text(errors="replace")))
-    for name in names:
-        try:
-            os.unlink(name)
-        except OSError:
-            pass

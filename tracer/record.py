@@ -9,20 +9,19 @@ its own r<rank>.* files into the same raw directory and finalize merges them.
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from quiver.tracer.finalize import cleanup_device_images, finalize, raw_dir_for
+from quiver.tracer.finalize_split import finalize_split, prepare_split_dir
 from quiver.tracer.native import ensure_built
-from quiver.tracer.rawread import cleanup_device_images, raw_dir_for
 
 DEFAULT_LAUNCHER = "mpiexec.mpich"
 # Libraries preloaded into every process, in order; a tracer library that is optional
@@ -156,35 +155,12 @@ def run_program(argv: Sequence[str], env: dict[str, str]) -> int:
             signal.signal(s, h)
 
 
-WARM_AFTER_S = 0.2
-
-
-def warm_finalize() -> threading.Timer:
-    """If the program is still running after WARM_AFTER_S, import finalize's numba kernels and load
-    their machine code in a background thread meanwhile: in a fresh process that costs ~0.5 s,
-    otherwise spent after the program. A shorter program usually leaves a run small enough for
-    the plain-Python kernels (finalize_kernels.SMALL_RUN), which need no numba at all."""
-
-    def work() -> None:
-        with contextlib.suppress(Exception):  # finalize itself reports what is wrong, after the run
-            from quiver.tracer.finalize_kernels import warm_up
-
-            warm_up()
-
-    timer = threading.Timer(WARM_AFTER_S, work)
-    timer.daemon = True
-    timer.start()
-    return timer
-
-
 def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: str | None = None,
            warn=lambda msg: print(f"trace: {msg}", file=sys.stderr), split: bool = False) -> RecordResult:
     """Run `argv` under the tracer and write `out` (with `split`: a directory, one log per rank).
     Raises FileNotFoundError for a missing program, FileExistsError for an unusable split `out`."""
     out = Path(out).resolve()
     if split:
-        from quiver.tracer.finalize_split import prepare_split_dir
-
         prepare_split_dir(out)
     prog = resolve_program(argv[0])
     if prog is None:
@@ -212,11 +188,9 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
     if ranks and shutil.which(cmd[0]) is None:
         raise FileNotFoundError(cmd[0])
     images_before = set(glob.glob(TMP_IMAGES))
-    warming = warm_finalize()
     try:
         code = run_program(cmd, env)
     finally:
-        warming.cancel()  # a warm-up already started goes on
         cleanup_device_images(raw)
         remove_leftover_images(images_before, target or prog)
     sig = -code if code < 0 else None
@@ -229,10 +203,6 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
     if sig is not None:
         run_meta["signal"] = sig
         run_meta["truncated"] = True
-    warming.join()
-    from quiver.tracer.finalize import finalize  # here, not at the top: see warm_finalize
-    from quiver.tracer.finalize_split import finalize_split
-
     meta = finalize_split(raw, out, run_meta) if split else finalize(raw, out, run_meta)
     if meta.get("signal") is not None and sig is None:
         sig = int(meta["signal"])
