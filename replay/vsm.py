@@ -42,9 +42,19 @@ construct maps (all live CVs if the construct has no clause events); object beat
 nearest CV, then clause order. A map clause (or a copy no clause explains) whose section runs past
 the live host allocation holding its first byte is a section overflow.
 
+A strided ACCESS row (format version 2: ``aux2`` blocks of ``size`` bytes every ``addr2`` bytes) is
+applied block by block, in address order, all as the row's event: bytes are summed over its blocks,
+and it counts as one occurrence.
+
 Detections are deduplicated by (kind, rank, device, access site, clause site and variable), keeping
 the first occurrence and summing bytes and occurrences (one per event). The oracle
 (``quiver.replay.oracle``) implements exactly these rules; docs/analyze.md explains them to users.
+
+Speed (``vsm_kernel``): the shadow is kept in blocks of 4 KiB with a lower and an upper bound of
+their bits; a uniform block is one value (its bytes are not even paged in), so copies, allocations
+and whole-array accesses cost O(blocks), a read of a block whose lower bound has the valid bit is
+O(1), and what is left runs as vectorised slice loops. ``loc``/``id``/``aux`` of a streamed batch
+are read only when one of its rows produces a finding or an overflow.
 """
 
 from __future__ import annotations
