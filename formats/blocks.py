@@ -7,8 +7,12 @@ analyses) expands them here, so the rule lives in one place.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def block_counts(aux2: np.ndarray) -> np.ndarray:
@@ -33,6 +37,8 @@ def expand_blocks(addr: np.ndarray, size: np.ndarray, stride: np.ndarray,
 def explode_blocks(accesses: pl.DataFrame) -> pl.DataFrame:
     """An `accesses` view (``Trace.accesses``) with one row per block: ``addr`` is the block's first
     byte, ``bytes`` its length, ``block`` its index in the run; stride/blocks are kept."""
+    import polars as pl  # only here: the checkers import this module and need no polars
+
     dtype = accesses.schema["addr"]
     return (accesses.with_columns(pl.int_ranges(0, pl.col("blocks"), dtype=pl.Int64).alias("block"))
             .explode("block")

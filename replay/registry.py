@@ -40,10 +40,13 @@ CHECKERS: dict[str, tuple[str, str, bool, str]] = {
 }
 
 
-def available_checkers() -> dict[str, Checker]:
-    """Checkers whose module is installed (a checker still being built is simply absent)."""
+def available_checkers(names: list[str] | None = None) -> dict[str, Checker]:
+    """Checkers (of ``names``, default all) whose module is installed (a checker still being built is
+    simply absent). Only those modules are imported: each brings its numba functions."""
     out: dict[str, Checker] = {}
     for name, (module, func, _default, _doc) in CHECKERS.items():
+        if names is not None and name not in names:
+            continue
         try:
             out[name] = getattr(importlib.import_module(module), func)
         except ModuleNotFoundError as e:

@@ -86,7 +86,7 @@ def run_checks(log: EventLog, checks: list[str], options: CheckOptions | None = 
                on_check: Callable[[str], None] | None = None) -> AnalysisReport:
     """Run ``checks`` (names from the registry) over ``log``; unavailable ones are listed, not run."""
     options = options or CheckOptions()
-    available = available_checkers()
+    available = available_checkers(checks)
     report = AnalysisReport(log_path=str(log.path), run=dict(log.run), events=log.num_events,
                             checks=[c for c in checks if c in available],
                             unavailable=[c for c in checks if c not in available])

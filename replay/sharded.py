@@ -192,7 +192,7 @@ def analyze_sharded(path: str | os.PathLike, checks: list[str], options: CheckOp
                            baseline=(options or CheckOptions()).baseline)   # no callbacks in tasks
     executor = executor or SerialExecutor()
     logs = open_logs(path)
-    available = available_checkers()
+    available = available_checkers(checks)
     names = [c for c in checks if c in available]
     omp = tuple(c for c in names if c != "rma")
     want_rma = "rma" in names and _has_rma_events(logs)
