@@ -89,17 +89,14 @@ class LogWriter:
         locations: Sequence[Location] = (),
         run: Mapping[str, Any] | None = None,
         compression: str | None = "zstd",
-        threads: bool = True,
     ) -> None:
-        """``threads``: compress a batch's columns on Arrow's thread pool; False compresses in the
-        calling thread (less CPU in all; for a caller that writes from a thread of its own)."""
         self.path = Path(path)
         self._part = self.path.with_name(self.path.name + ".part")
         self.schema = arrow_schema(log_metadata(strings, locations, run or {}))
         # zstd level 3, not Arrow's default 1: constant and slowly varying columns (id, size, kind ...)
         # come out far smaller and decompress several times faster, which is most of a replay's cost
         codec = pa.Codec(compression, compression_level=ZSTD_LEVEL) if compression == "zstd" else compression
-        options = ipc.IpcWriteOptions(compression=codec, use_threads=threads)
+        options = ipc.IpcWriteOptions(compression=codec)
         self._sink = pa.OSFile(str(self._part), "wb")
         self._writer = ipc.new_file(self._sink, self.schema, options=options)
         self.rows = 0

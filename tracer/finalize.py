@@ -339,9 +339,9 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     has_access = any(sc.accesses for sc in scans)
 
     meta = _run_metadata(raws, n + n_objects, has_access, run or {})
-    # one thread compresses and writes batch k while this one fills batch k+1 (Arrow's own threads
-    # on top cost ~20% more CPU for the same wall time on 2 cores)
-    with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta, threads=False) as w, \
+    # one thread writes batch k (Arrow compresses its columns on its own threads) while this one fills
+    # batch k+1
+    with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta) as w, \
             ThreadPoolExecutor(1) as writer:
         pending = objects  # object rows merge in by time (few: one per object)
         writing: Future | None = None
