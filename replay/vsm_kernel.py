@@ -217,6 +217,14 @@ def _all_have(shadow, blo, bhi, lgb, s0, s1, bit):
     return True
 
 
+@njit(cache=True, inline="always")
+def _write_piece(shadow, blo, bhi, bcnt, lgb, s0, s1, b0, one, keep, set_bits):
+    """An access's write to shadow bytes [s0, s1) (first block b0; ``one``: it is the only one):
+    nothing to do when that block already has the written state."""
+    if not (one and _unchanged(blo[b0], bhi[b0], keep, set_bits)):
+        _map_range(shadow, blo, bhi, bcnt, lgb, s0, s1, keep, set_bits, MAP_PLAIN, np.int64(0))
+
+
 @njit(cache=True)
 def copy_split_blocks(src, dst, blo, bhi, lgb):
     """Copy the bytes of the blocks that are not uniform (the only bytes that hold state)."""
@@ -818,8 +826,7 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
                     b0 = s0 >> lgb
                     one = (s1 - 1) >> lgb == b0
                     if write:
-                        if not (one and _unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi)):
-                            _map_range(shadow, blo, bhi, bcnt, lgb, s0, s1, keep_dev, cvv | cvi, MAP_PLAIN, np.int64(0))
+                        _write_piece(shadow, blo, bhi, bcnt, lgb, s0, s1, b0, one, keep_dev, cvv | cvi)
                         if watching:
                             _watch(s0, s1, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
                     elif not (one and (blo[b0] & cvv) != 0) and not _all_have(shadow, blo, bhi, lgb, s0, s1, cvv):
@@ -851,8 +858,7 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
                     b0 = s0 >> lgb
                     one = (s1 - 1) >> lgb == b0   # the piece is in one block: decide from its bounds
                     if write:
-                        if not (one and _unchanged(blo[b0], bhi[b0], keep_host, set_host)):
-                            _map_range(shadow, blo, bhi, bcnt, lgb, s0, s1, keep_host, set_host, MAP_PLAIN, np.int64(0))
+                        _write_piece(shadow, blo, bhi, bcnt, lgb, s0, s1, b0, one, keep_host, set_host)
                         if watching:
                             _watch(s0, s1, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
                     elif one and (blo[b0] & OVV) != 0:
@@ -913,8 +919,7 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
                     b0 = s0 >> lgb
                     one = (s1 - 1) >> lgb == b0
                     if write:
-                        if not (one and _unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi)):
-                            _map_range(shadow, blo, bhi, bcnt, lgb, s0, s1, keep_dev, cvv | cvi, MAP_PLAIN, np.int64(0))
+                        _write_piece(shadow, blo, bhi, bcnt, lgb, s0, s1, b0, one, keep_dev, cvv | cvi)
                         if watching:
                             _watch(s0, s1, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
                     elif one and (blo[b0] & cvv) != 0:
