@@ -146,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Console(width=max(200, Console().width), soft_wrap=False)
     render(results, out)
     err.print(f"results written to {a.json}")
+    for note in retried(results):
+        err.print(f"[yellow]retried:[/] {note}")
     failed = failures(results)
     for f in failed:
         err.print(f"[red]failed:[/] {f}")
@@ -159,6 +161,19 @@ def failures(results: dict[str, Any]) -> list[str]:
         for part in ("native", "recorded", "analyze"):
             if k.get(part) and k[part]["failed"]:
                 out.append(f"{k['name']}: {k[part]['failed']} {part} run(s) failed (see {OUT_HINT})")
+    return out
+
+
+def retried(results: dict[str, Any]) -> list[str]:
+    """Runs measured again because libomp itself aborted (runner.RUNTIME_FAULT), said so the
+    reader knows the runtime, not the kernel or the tracer, was flaky."""
+    out = []
+    for k in results["kernels"]:
+        for prefix, rows in (("", k), ("tools ", k.get("tools") or {})):
+            for part, v in rows.items():
+                if isinstance(v, dict) and v.get("retried"):
+                    out.append(f"{k['name']}: {v['retried']} {prefix}{part} attempt(s) died of libomp's "
+                               f"known task_team assertion and were run again")
     return out
 
 

@@ -115,8 +115,9 @@ def render(results: dict[str, Any], console: Console) -> None:
     console.print(table)
     s = results["summary"]
     sizes = ", ".join(f"{k['name']} {' '.join(k['tools']['args'])}" for k in results["kernels"] if k.get("tools"))
-    lines = [(f"ʳ slowdown vs native at the {tools_size} tool sizes ({sizes}; native re-measured there, alternated); "
-              "Mev/s = log events per second of `trace analyze` wall time (process start, JIT and report "
+    tools_note = (f"ʳ slowdown vs native at the {tools_size} tool sizes ({sizes}; native re-measured there, "
+                  "alternated); ") if sizes else "ʳ tools not run (--no-tools); "
+    lines = [(tools_note + "Mev/s = log events per second of `trace analyze` wall time (process start, JIT and report "
               "included); peak = largest single process (one rank under mpiexec).")]
     for note, mark in marks.items():
         lines.append(f"{mark} {note}")

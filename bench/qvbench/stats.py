@@ -31,6 +31,7 @@ def summarize(runs: list[Measurement]) -> dict[str, Any]:
         "runs_s": [round(m.seconds, 4) for m in runs],
         "peak_rss_mib": mib(max((m.peak_rss_kib for m in good), default=None)),
         "failed": sum(not m.ok for m in runs),
+        "retried": sum(m.retries for m in runs),
         "timed_out": any(m.timed_out for m in runs),
         "tmpfiles_left": sum(m.tmpfiles_left for m in runs),
     }

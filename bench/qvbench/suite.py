@@ -19,7 +19,7 @@ from typing import Any
 from . import build as builds
 from . import synthetic
 from .kernels import Kernel
-from .runner import Measurement, run_measured, size_watchdog
+from .runner import Measurement, run_measured, run_retrying, size_watchdog
 from .stats import log_stats, mib, ratio, summarize
 from .tmpfiles import TmpfileSweeper
 
@@ -114,10 +114,14 @@ def _record(ctx: Context, kernel: Kernel, exe: Path, args: tuple[str, ...], log:
     """One `trace record` run, stopped if its raw chunks outgrow the disk budget."""
     from quiver.tracer.finalize import raw_dir_for
 
-    _remove_log(log)
     raw = raw_dir_for(log)
-    m = run_measured(run_command(kernel, "recorded", exe, args, log), cwd=ctx.out, log=ctx.output_log(name),
-                     timeout=ctx.settings.run_timeout, sweeper=ctx.sweeper,
+
+    def clear() -> None:
+        _remove_log(log)
+        _remove_log(raw)
+
+    m = run_retrying(run_command(kernel, "recorded", exe, args, log), cwd=ctx.out, log=ctx.output_log(name),
+                     before=clear, timeout=ctx.settings.run_timeout, sweeper=ctx.sweeper,
                      watchdog=size_watchdog(raw, ctx.settings.max_raw_bytes))
     if not m.ok:
         _remove_log(raw)
@@ -155,7 +159,7 @@ def measure_kernel(ctx: Context, kernel: Kernel) -> dict[str, Any]:
     stats: dict[str, Any] | None = None
     for r in range(s.repeat if s.full else 0):
         ctx.step(f"{kernel.name}: native run {r + 1}/{s.repeat}")
-        runs["native"].append(run_measured(run_command(kernel, "native", native.executable, args, None),
+        runs["native"].append(run_retrying(run_command(kernel, "native", native.executable, args, None),
                                            cwd=ctx.out, log=ctx.output_log(f"{kernel.name}.native"),
                                            timeout=s.run_timeout, sweeper=ctx.sweeper))
         if not recorded.ok or (runs["recorded"] and not runs["recorded"][-1].ok):
@@ -227,7 +231,7 @@ def measure_tools(ctx: Context, kernel: Kernel, native: builds.Build, recorded: 
             if variant == "recorded":
                 runs[variant].append(_record(ctx, kernel, b.executable, args, log, f"{kernel.name}.recorded.tools"))
                 continue
-            runs[variant].append(run_measured(run_command(kernel, variant, b.executable, args, None), cwd=ctx.out,
+            runs[variant].append(run_retrying(run_command(kernel, variant, b.executable, args, None), cwd=ctx.out,
                                               log=ctx.output_log(f"{kernel.name}.{variant}.tools"),
                                               env=tool_env(kernel, variant), timeout=s.tool_timeout,
                                               sweeper=ctx.sweeper))
