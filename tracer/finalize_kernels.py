@@ -3,8 +3,9 @@
 Why: a run has 10^7..10^9 raw records of 96 bytes. numpy passes over whole columns read every
 record once per field (and once more per remap or mask), so finalize ran at ~3 M events/s; here each
 record is read once while scanning and once while writing its log row, and every log column of a
-batch is written in that same pass. numba is imported only for runs above SMALL_RUN events: below,
-the interpreter runs the same functions (numba's start-up would cost more than the work).
+batch is written in that same pass. numba is imported only for runs above NUMPY_RUN events: below,
+finalize_numpy does the same work as whole-column numpy passes (numba's start-up would cost more
+than the work).
 
 A raw record is read as a row of RAW_WORDS int64 words (rawread.RAW_DTYPE); the 32- and 16-bit
 fields are unpacked from their word (the word/shift constants below are checked against RAW_DTYPE
@@ -277,10 +278,10 @@ class Kernels(NamedTuple):
 _INLINE = (_lo32, _kind, _adjusted_pc, _local_src, _slot, _set_insert, _stream_of)
 _CALLED = (_set_grown, _scan_rows)
 
-# The kernels as plain Python, run by the interpreter: for small runs, where numba's start-up
-# (~0.2 s import + ~0.15 s to load the cached machine code, in CPU) costs more than the work.
-PYTHON = Kernels(scan_stream, group_by_stream, fill_rows)
-SMALL_RUN = 20_000  # events: up to here the plain-Python kernels take < ~0.25 s (~12 us per event)
+PYTHON = Kernels(scan_stream, group_by_stream, fill_rows)  # the source of the compiled kernels
+# events: up to here the numpy passes of finalize_numpy finish sooner than numba's import and the
+# load of its cached machine code (~0.3-0.6 s on a 2-core machine; numpy ~0.2 us per event more)
+NUMPY_RUN = 1_000_000
 
 _compile_lock = threading.Lock()
 _compiled: Kernels | None = None
@@ -303,6 +304,10 @@ def compiled() -> Kernels:
 
 
 def kernels(events: int) -> Kernels:
-    """The kernels to use for a run of `events` raw records: plain Python for a small run unless
-    numba is loaded already."""
-    return PYTHON if events <= SMALL_RUN and _compiled is None else compiled()
+    """The kernels to use for a run of `events` raw records: numpy passes up to NUMPY_RUN unless
+    the compiled kernels are loaded already."""
+    if events <= NUMPY_RUN and _compiled is None:
+        from quiver.tracer.finalize_numpy import NUMPY
+
+        return NUMPY
+    return compiled()

@@ -1,0 +1,150 @@
+"""The kernels of finalize_kernels as whole-column numpy passes, for runs too small to pay numba's start-up.
+
+Why: numba costs ~0.4-0.5 s before its first compiled call (its import, then loading the cached
+machine code); on runs of up to a few million events these passes finish sooner, so a typical
+`trace record` never imports numba. Same signatures and results as the compiled kernels (the
+reference test runs finalize with both); rows are handled in chunks, so the temporary arrays stay
+a few MiB whatever the run's size.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from quiver.tracer.finalize_kernels import (
+    ACCESS,
+    ALLOC,
+    CONSTRUCT_BEGIN,
+    CONSTRUCT_END,
+    CONTROL_KINDS,
+    TASK_CREATE,
+    TASK_DEPEND,
+    W_ADDR,
+    W_ADDR2,
+    W_AUX,
+    W_AUX2,
+    W_ID,
+    W_ID2,
+    W_LOCSTR_OP,
+    W_NAME_DEVICE,
+    W_PC,
+    W_SIZE,
+    W_THREAD_KIND_FLAGS,
+    W_TIME,
+    Kernels,
+)
+from quiver.tracer.rawread import F_AUX2_STR, F_AUX_STR, F_ID2_STR, F_NAME_INT, F_PC_RET
+
+CHUNK = 1 << 16  # rows per pass: 6 MiB of raw words gathered at a time
+
+
+def _lo32(w: np.ndarray) -> np.ndarray:
+    return (w << 32) >> 32
+
+
+def _kind(w: np.ndarray) -> np.ndarray:
+    return (w << 16) >> 48
+
+
+def _adjusted_pcs(w: np.ndarray) -> np.ndarray:
+    """Code address of each row, minus 1 for a return address; 0 = none (finalize_kernels._adjusted_pc)."""
+    pc = w[:, W_PC].view(np.uint64)
+    ret = (((w[:, W_THREAD_KIND_FLAGS] >> 48) & F_PC_RET) != 0) & (pc != 0)
+    return pc - ret.astype(np.uint64)
+
+
+def _lookup(keys: np.ndarray, values: np.ndarray, q: np.ndarray, default: np.ndarray) -> np.ndarray:
+    """values[j] where keys[j] == q (keys sorted unique), else default."""
+    if not len(keys):
+        return default
+    j = np.minimum(np.searchsorted(keys, q), len(keys) - 1)
+    return np.where(keys[j] == q, values[j], default)
+
+
+def scan_stream(words, n_strings, times):
+    """finalize_kernels.scan_stream as numpy passes (PCs come back sorted)."""
+    n = words.shape[0]
+    used_src = np.zeros(n_strings, np.bool_)
+    pcs, control = [np.zeros(0, np.uint64)], [np.zeros(0, np.int64)]
+    n_access, top_alloc = 0, -1
+    for a in range(0, n, CHUNK):
+        w = words[a:a + CHUNK]
+        times[a:a + len(w)] = w[:, W_TIME]
+        kind = _kind(w[:, W_THREAD_KIND_FLAGS])
+        n_access += int(np.count_nonzero(kind == ACCESS))
+        allocs = w[kind == ALLOC, W_ID]
+        if len(allocs):
+            top_alloc = max(top_alloc, int(allocs.max()))
+        control.append(np.flatnonzero(np.isin(kind, CONTROL_KINDS)) + a)
+        src = _lo32(w[:, W_LOCSTR_OP])
+        has_src = (src >= 0) & (src < n_strings)
+        used_src[src[has_src]] = True
+        pc = _adjusted_pcs(w)[~has_src]
+        pcs.append(np.unique(pc[pc != 0]))
+    return used_src, np.unique(np.concatenate(pcs)), np.concatenate(control), n_access, top_alloc
+
+
+def group_by_stream(rows, starts, pos):
+    """finalize_kernels.group_by_stream as numpy passes."""
+    stream = np.searchsorted(starts, rows, side="right") - 1
+    # a stable sort of 16-bit keys is a radix sort: linear in the rows
+    pos[:len(rows)] = np.argsort(stream.astype(np.uint16) if len(starts) <= 1 << 16 else stream, kind="stable")
+    bounds = np.zeros(len(starts) + 1, np.int64)
+    np.cumsum(np.bincount(stream, minlength=len(starts)), out=bounds[1:])
+    return bounds
+
+
+def _strings(v: np.ndarray, use: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Rank-local string ids -> the log's ids where `use` and the id is in the table."""
+    if not use.any():  # e.g. accesses: no string fields
+        return v
+    use &= (v >= 0) & (v < len(table) - 1)
+    return np.where(use, table[np.where(use, v, len(table) - 1)], v)
+
+
+def fill_rows(words, rows, out_pos, start, rank, table, t0, by_string, pcs, by_pc,
+              task_keys, task_locs, fix_pos, fix_op, out64, out32, out16):
+    """finalize_kernels.fill_rows as numpy passes."""
+    for a in range(0, len(out_pos), CHUNK):
+        o = out_pos[a:a + CHUNK]
+        if len(o) and o[-1] - o[0] == len(o) - 1:  # consecutive (a single thread): slices, not scatters
+            o = slice(int(o[0]), int(o[-1]) + 1)
+        g = rows[o]
+        w = words[g - start]
+        w9, w10, w11 = w[:, W_LOCSTR_OP], w[:, W_NAME_DEVICE], w[:, W_THREAD_KIND_FLAGS]
+        flags, kind = w11 >> 48, _kind(w11)
+        src = _lo32(w9)
+        has_src = (src >= 0) & (src < len(table) - 1)
+        src = np.where(has_src, table[np.where(has_src, src, len(table) - 1)], -1)
+        loc = np.full(len(g), -1, np.int64)
+        known = has_src & (src < len(by_string))
+        loc[known] = by_string[src[known]]
+        by_code = np.flatnonzero(loc < 0)
+        pc = _adjusted_pcs(w)[by_code]
+        loc[by_code] = np.where(pc != 0, _lookup(pcs, by_pc, pc, np.int64(-1)), -1)
+        if len(task_keys):
+            tasks = np.flatnonzero((kind == TASK_CREATE) | (kind == TASK_DEPEND))
+            key = (np.int64(rank) << 40) | w[tasks, W_ID]
+            loc[tasks] = _lookup(task_keys, task_locs, key, loc[tasks])
+        op = w9 >> 32
+        if len(fix_pos):
+            cons = np.flatnonzero((kind == CONSTRUCT_BEGIN) | (kind == CONSTRUCT_END))
+            op[cons] = _lookup(fix_pos, fix_op, g[cons], op[cons])
+        out64[0, o] = np.maximum(w[:, W_TIME] - t0, 0)
+        out64[1, o] = w[:, W_ADDR]
+        out64[2, o] = w[:, W_ADDR2]
+        out64[3, o] = w[:, W_SIZE]
+        out64[4, o] = w[:, W_ID]
+        out64[5, o] = _strings(w[:, W_ID2], (flags & F_ID2_STR) != 0, table)
+        out64[6, o] = _strings(w[:, W_AUX], (flags & F_AUX_STR) != 0, table)
+        out64[7, o] = _strings(w[:, W_AUX2], (flags & F_AUX2_STR) != 0, table)
+        out32[0, o] = rank
+        out32[1, o] = _lo32(w11)
+        out32[2, o] = w10 >> 32
+        out32[3, o] = loc
+        out32[4, o] = op
+        out32[5, o] = _strings(_lo32(w10), (flags & F_NAME_INT) == 0, table)
+        out32[6, o] = src
+        out16[o] = kind
+
+
+NUMPY = Kernels(scan_stream, group_by_stream, fill_rows)
