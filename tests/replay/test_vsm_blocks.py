@@ -160,3 +160,18 @@ def test_strided_device_writes_initialise_the_copy():
     # the bytes the device wrote are stale, the others were never initialised there
     assert detections(b) == [("stale", 0, 0, 2 * 4096 + 64 + 31, 4 + 3 * 32, 1, line_of(b, 12)),
                              ("uum", 0, 4, 3 * 4096 - 1, 3 * 4096 - 100, 1, line_of(b, 12))]
+
+
+def test_strided_rows_over_a_span_that_is_not_all_valid_are_checked_block_by_block():
+    """The kernel settles a dense strided run with one check per shadow block of its span; a span whose
+    gaps are uninitialised must still be checked row by row: reading the written rows is clean, reading
+    rows shifted into the gaps is not, and once the whole copy is written every strided run is clean."""
+    b = LogBuilder()
+    c = mapped(b, copy_in=False)[0]
+    b.access(DEV0, 48, write=True, device=0, construct=c, site=site(10), stride=64, blocks=100)
+    b.access(DEV0, 48, device=0, construct=c, site=site(11), stride=64, blocks=100)   # the written rows: clean
+    b.access(DEV0 + 40, 16, device=0, construct=c, site=site(12), stride=64, blocks=100)  # 8 bytes of each gap
+    b.access(DEV0, N, write=True, device=0, construct=c, site=site(13))
+    b.access(DEV0 + 40, 16, device=0, construct=c, site=site(14), stride=64, blocks=100)  # now settled: clean
+    b.access(DEV0 + 8, 8, write=True, device=0, construct=c, site=site(15), stride=64, blocks=100)
+    assert detections(b) == [("uum", 0, 48, 99 * 64 + 55, 100 * 8, 1, line_of(b, 12))]
