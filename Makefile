@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-setup: apt venv native ## install apt packages, the Python package in .venv/, build the tracer
+setup: apt venv native aot ## install apt packages, the Python package in .venv/, build the tracer
 	@echo "setup done: run 'source $(VENV)/bin/activate' (or use $(VENV)/bin/trace)"
 
 apt: ## install the toolchain (clang-19, libomp-19, mpich) with apt
@@ -26,6 +26,9 @@ venv: ## create .venv/ and install quiver with its test extras
 
 native: ## build the native tracer libraries
 	$(PY) -c "from quiver.tracer import native; print('tracer built in', native.ensure_built())"
+
+aot: ## compile the VSM kernel ahead of time (`trace analyze` of small logs then skips numba's start-up)
+	$(PY) -W ignore -m quiver.replay.vsm_aot || true
 
 test: ## run the whole test suite (real clang/libomp programs and MPI ranks)
 	$(VENV)/bin/pytest -q -p no:cacheprovider

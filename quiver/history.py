@@ -228,7 +228,7 @@ def vsm_state(log: EventLog, *, variable: str | None = None, addr: int | None = 
 
     Replays the mapping checker's own engine (``quiver.replay.vsm.VsmSession``) up to ``at`` and
     reads its shadow; per device ``cv<d>_valid`` / ``cv<d>_init`` columns follow ``ov_*``."""
-    from quiver.replay import vsm_kernel as K
+    from quiver.replay import vsm_layout as K
     from quiver.replay.mapping_events import S_CV_INIT, S_CV_VALID, S_OV_INIT, S_OV_VALID, read_control_events
     from quiver.replay.vsm import VsmSession, _state4
 

@@ -8,8 +8,10 @@ deterministically.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from quiver.formats import EventLog
@@ -40,12 +42,22 @@ CHECKERS: dict[str, tuple[str, str, bool, str]] = {
 }
 
 
+# checker -> scan in quiver.replay.log_scan that says whether a log has anything for it: a log
+# without is not given to the checker, whose module (and numba) is then never imported
+GATES: dict[str, str] = {"race": "has_async_target_work", "schedules": "has_async_target_work", "rma": "has_rma"}
+
+
 def available_checkers(names: list[str] | None = None) -> dict[str, Checker]:
     """Checkers (of ``names``, default all) whose module is installed (a checker still being built is
-    simply absent). Only those modules are imported: each brings its numba functions."""
+    simply absent). Only those modules are imported: each brings its numba functions; a gated one is
+    imported only for a log its scan accepts."""
     out: dict[str, Checker] = {}
     for name, (module, func, _default, _doc) in CHECKERS.items():
         if names is not None and name not in names:
+            continue
+        if name in GATES:
+            if importlib.util.find_spec(module) is not None:
+                out[name] = partial(_gated, GATES[name], module, func)
             continue
         try:
             out[name] = getattr(importlib.import_module(module), func)
@@ -53,6 +65,14 @@ def available_checkers(names: list[str] | None = None) -> dict[str, Checker]:
             if e.name != module:
                 raise
     return out
+
+
+def _gated(gate: str, module: str, func: str, log: EventLog, options: CheckOptions) -> list[Finding]:
+    from . import log_scan
+
+    if not getattr(log_scan, gate)(log):
+        return []
+    return getattr(importlib.import_module(module), func)(log, options)
 
 
 def default_checkers() -> list[str]:

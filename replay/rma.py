@@ -13,9 +13,10 @@ Pipeline (all numpy / numba over whole columns):
 from __future__ import annotations
 
 import numpy as np
-from quiver.formats import EventKind, EventLog
+from quiver.formats import EventLog
 
 from .findings import Finding, merge_findings
+from .log_scan import has_rma
 from .registry import CheckOptions
 from .rma_access import Accesses, build
 from .rma_kernels import FIRST, TABLE2, merge_ranges, paper_pairs, race_pairs
@@ -23,7 +24,6 @@ from .rma_report import findings as make_findings
 from .rma_sync import Clocks, _key, clocks, rank_order
 
 MAX_PAIRS_PER_SHARD = 5_000_000
-RMA_KINDS = (EventKind.RMA,)
 
 
 def _signature(a: Accesses) -> np.ndarray:
@@ -109,17 +109,10 @@ def analyze(log: EventLog, baseline: bool = False, *, ranks: np.ndarray | None =
     return a, reg, ro.ranks, (cat(xs), cat(ys), cat(los), cat(his))
 
 
-def _has_rma(log: EventLog) -> bool:
-    """Whether the log holds an RMA call: a scan of the ``kind`` column alone, batch by batch, so a log
-    without one (plain offloading) is never loaded whole."""
-    wanted = np.array([int(k) for k in RMA_KINDS], dtype=np.int16)
-    return any(np.isin(b["kind"], wanted).any() for b in log.batches(["kind"]))
-
-
 def check_rma(log: EventLog, options: CheckOptions | None = None) -> list[Finding]:
     """Every MPI-RMA race in the log (``options.baseline``: the paper's epoch algorithm only)."""
     options = options or CheckOptions()
-    if not _has_rma(log):
+    if not has_rma(log):
         return []
     a, reg, ranks, (x, y, lo, hi) = analyze(log, options.baseline)
     return merge_findings(make_findings(log, a, reg, ranks, x, y, lo, hi, options.baseline))
@@ -132,7 +125,7 @@ def check_rma_partition(log: EventLog, owners: np.ndarray, ranks: np.ndarray, cl
     Pure like ``check_shard``: the findings of a (window, rank) shard do not depend on which other
     shards share the partition, so any partitioning gives the findings of ``check_rma``.
     """
-    if not _has_rma(log):
+    if not has_rma(log):
         return []
     a, reg, ranks, (x, y, lo, hi) = analyze(log, baseline, ranks=ranks, clk=clk, owners=owners)
     return merge_findings(make_findings(log, a, reg, ranks, x, y, lo, hi, baseline))

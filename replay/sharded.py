@@ -30,10 +30,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from quiver.formats import EventKind, EventLog, LogSet, open_logs, read_log, write_log
+from quiver.formats import EventLog, LogSet, open_logs, read_log, write_log
 
 from .executors import Executor, SerialExecutor
 from .findings import Finding, merge_findings
+from .log_scan import has_rma
 from .registry import CheckOptions, available_checkers
 from .rma import check_rma_partition
 from .rma_sync import Clocks, clocks, rank_order
@@ -148,11 +149,7 @@ def _split_tables(logs: LogSet) -> tuple[list[Source], list[str], list[tuple], i
 def _has_rma_events(logs: LogSet) -> bool:
     """Any RMA call in the run? (reads only the ``kind`` column) Saves shuffling an OpenMP log's
     accesses for a checker that would find nothing."""
-    for path in logs.files:
-        log = read_log(path)
-        if any((log.batch(i, ["kind"])["kind"] == EventKind.RMA).any() for i in range(log.num_batches)):
-            return True
-    return False
+    return any(has_rma(read_log(path)) for path in logs.files)
 
 
 def _file_sources(log: EventLog, workers: int) -> list[Source]:

@@ -26,6 +26,8 @@ import numpy as np
 from numba import njit
 from quiver.formats import ConstructFlag, EventKind, EventLog, SyncKind, TaskFlag
 
+from .log_scan import has_async_target_work  # noqa: F401 -- re-exported: races, schedules
+
 K_TASK_BEGIN = int(EventKind.TASK_BEGIN)
 K_TASK_END = int(EventKind.TASK_END)
 _ID_BITS = 40  # (rank, id) pairs are packed as rank << 40 | id
@@ -158,24 +160,6 @@ def _constructs(cols: dict[str, np.ndarray], task_keys: np.ndarray) -> Construct
     return Constructs(keys=keys, row=rows, kind=cols["op"][rows].astype(np.int32),
                       nowait=(cols["aux"][rows] & int(ConstructFlag.NOWAIT)) != 0, task=task,
                       loc=cols["loc"][rows].astype(np.int32), device=cols["device"][rows].astype(np.int32))
-
-
-def has_async_target_work(log: EventLog) -> bool:
-    """Whether the log holds any `nowait` construct or deferred target task (a cheap projected scan).
-
-    Logs without one (plain offloading, MPI-only runs) have nothing for the race and schedule
-    checkers, which would otherwise load every column of the log.
-    """
-    nowait, target_task, undeferred = int(ConstructFlag.NOWAIT), int(TaskFlag.TARGET), int(TaskFlag.UNDEFERRED)
-    for batch in log.batches(["kind", "op", "aux"]):
-        kind = batch["kind"]
-        begins = kind == int(EventKind.CONSTRUCT_BEGIN)
-        if np.any(begins & ((batch["aux"] & nowait) != 0)):
-            return True
-        creates = kind == int(EventKind.TASK_CREATE)
-        if np.any(creates & ((batch["op"] & target_task) != 0) & ((batch["op"] & undeferred) == 0)):
-            return True
-    return False
 
 
 def build_task_model(log: EventLog, cols: dict[str, np.ndarray] | None = None) -> TaskModel:

@@ -66,7 +66,8 @@ import numpy as np
 from quiver.formats import DataOpKind, EventKind, EventLog, LogFormatError
 from quiver.formats.schema import COLUMN_DTYPES
 
-from . import vsm_kernel as K
+from . import vsm_aot
+from . import vsm_layout as K
 from .findings import Finding
 from .mapping_events import (
     DETECTION_KINDS,
@@ -87,6 +88,22 @@ FIND_CAPACITY = 1 << 15
 # columns the kernel reads only for findings and overflows (streamed batches read them on demand)
 LAZY_COLUMNS = ("loc", "id", "aux")
 _SHADOW_TYPES = ((3, np.uint8), (7, np.uint16), (15, np.uint32), (31, np.uint64))
+
+
+def _kernels(shadow: np.dtype) -> tuple[Callable[..., None], Callable[..., None]]:
+    """(apply_events, copy_split_blocks) for this shadow type: the ahead-of-time build when it is
+    current and has the type (no numba start-up), else the numba kernel."""
+    global _AOT
+    if _AOT is None:
+        _AOT = vsm_aot.load() or False
+    names = vsm_aot.kernel_names(shadow)
+    if _AOT and names:
+        return getattr(_AOT, names[0]), getattr(_AOT, names[1])
+    from . import vsm_kernel
+    return vsm_kernel.apply_events, vsm_kernel.copy_split_blocks
+
+
+_AOT = None
 
 
 def _shadow_dtype(ndev: int) -> type:
@@ -243,6 +260,7 @@ class VsmSession:
         # initialised), so its bytes are not written (nor paged in) until an operation splits it
         nblocks = -(-st.tracked_bytes >> self.log_block)
         self.shadow = np.empty(nblocks << self.log_block, dtype=_shadow_dtype(st.ndev))
+        self._apply_events, self._copy_split_blocks = _kernels(self.shadow.dtype)
         self.blo = np.full(nblocks, K.OVV | K.OVI, dtype=np.int64)
         self.bhi = self.blo.copy()
         self.bcnt = np.zeros(nblocks, dtype=np.int64)
@@ -285,7 +303,7 @@ class VsmSession:
         for name in self._STATE:
             setattr(other, name, getattr(self, name).copy())
         other.shadow = np.empty_like(self.shadow)   # only the bytes of split blocks mean anything
-        K.copy_split_blocks(self.shadow, other.shadow, self.blo, self.bhi, np.int64(self.log_block))
+        self._copy_split_blocks(self.shadow, other.shadow, self.blo, self.bhi, np.int64(self.log_block))
         return other
 
     def values(self, index: np.ndarray) -> np.ndarray:
@@ -309,33 +327,45 @@ class VsmSession:
             rows_arr = np.zeros(0, dtype=np.int64)
             n = len(kind)
         else:
-            rows_arr = np.asarray(rows, dtype=np.int64)
+            rows_arr = np.ascontiguousarray(rows, dtype=np.int64)
             n = len(rows_arr)
             if n == 0:
                 return
         st = self.static
         stride, blocks = columns.get("addr2"), columns.get("aux2")
         if stride is None or blocks is None:   # columns without strided runs
-            stride = blocks = np.zeros(len(kind), dtype=np.int64)
+            stride = np.zeros(len(kind), dtype=COLUMN_DTYPES["addr2"])
+            blocks = np.zeros(len(kind), dtype=COLUMN_DTYPES["aux2"])
         if more is not None and any(c not in columns for c in LAZY_COLUMNS):
             loc, ident, aux = (np.zeros(0, dtype=COLUMN_DTYPES[c]) for c in LAZY_COLUMNS)
         else:
             loc, ident, aux = (columns[c] for c in LAZY_COLUMNS)
         first = 0
         while True:
-            K.apply_events(
+            self._kernel_apply((
                 kind, columns["rank"], columns["device"], loc, columns["addr"], columns["size"], ident,
                 columns["op"], aux, stride, blocks, rows_arr, np.int64(first), n, np.int64(base),
                 st.ct_event, st.ct, self.cl, st.clk_keys, st.clk_rows, st.devmap, np.int64(st.ndev),
                 np.int64(self.all_cvv), st.tr_lo, st.tr_hi, st.tr_base, self.shadow, self.blo, self.bhi, self.bcnt,
                 np.int64(self.log_block), self.en, self.lv_key, self.lv_en, self.al_lo, self.al_hi, self.ctr,
                 self.win, self.fd, self.fd_hash, self.wa_sh, self.wa_id, self.wa_done, self.wh, self.wn, self.st_ev,
-                self.st_w)
+                self.st_w))
             first = int(self.ctr[K.C_STOP])
             if first < 0:
                 return
             extra = more()   # the kernel stopped at row ``first``, which needs the lazy columns
             loc, ident, aux = (extra[c] for c in LAZY_COLUMNS)
+
+    def _kernel_apply(self, args: tuple) -> None:
+        try:
+            self._apply_events(*args)
+        except TypeError:
+            from . import vsm_kernel
+            if self._apply_events is vsm_kernel.apply_events:
+                raise
+            # arrays the ahead-of-time build does not take (another dtype or layout): numba takes any
+            self._apply_events, self._copy_split_blocks = vsm_kernel.apply_events, vsm_kernel.copy_split_blocks
+            self._apply_events(*args)
 
     @property
     def dropped(self) -> int:

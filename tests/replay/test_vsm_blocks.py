@@ -14,7 +14,7 @@ import pytest
 from quiver.formats import ConstructKind, DataOpKind, LogBuilder, MapType
 from quiver.replay.oracle import oracle_detections
 from quiver.replay.vsm import run_vsm
-from quiver.replay.vsm_kernel import LOG_BLOCK
+from quiver.replay.vsm_layout import LOG_BLOCK
 
 HOST, DEV0, DEV1 = 0x10000, 0x80000, 0xC0000
 N = 3 * 4096 + 100          # three default blocks and a bit
