@@ -1,59 +1,23 @@
-"""The `trace` command. Each subcommand lives with the part of quiver that owns it."""
+"""The `trace` command. Each subcommand lives with the part of quiver that owns it.
+
+The typer app (quiver/cli_app.py) is built only for the command lines that need it: the usual
+`trace record` and compiler-wrapper (`trace cc` ...) command lines run without it (`fast_command`),
+because typer's import and the pydantic coercers it builds cost ~0.2 s on every recorded run or
+compiled file. Help, mistakes and every other command go through typer.
+"""
 
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Any
 
-import typer
-from typer._click import exceptions as click
-
-from quiver.formats import LogFormatError
+if TYPE_CHECKING:
+    import typer
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
-
-app = typer.Typer(
-    name="trace",
-    help="Record OpenMP-offloading and MPI-RMA programs, then find data-mapping issues and RMA races.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-
-def fail(message: str, code: int = EXIT_UNUSABLE) -> typer.Exit:
-    """Print one line on stderr and return the Exit to raise."""
-    print(f"trace: error: {message}", file=sys.stderr)
-    return typer.Exit(code)
-
-
-@app.command(epilog="Example:  trace info run.arrow\n\n          trace info --json run.arrow")
-def info(
-    log: Annotated[Path, typer.Argument(help="event log written by `trace record` (or a split-log directory)")],
-    as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
-) -> None:
-    """What is in a log: program, ranks, threads, devices, counts by event family, time span, truncation."""
-    from quiver.formats import open_logs
-    from quiver.info import logset_summary, render_summary
-
-    summary = logset_summary(open_logs(log))
-    print(json.dumps(summary, indent=2, sort_keys=True) if as_json else render_summary(summary))
-
-
-def _not_yet(name: str) -> Callable[..., None]:
-    def command(args: Annotated[list[str] | None, typer.Argument(hidden=True)] = None) -> None:
-        raise fail(f"'trace {name}' is not yet available in this version of quiver")
-
-    command.__doc__ = f"(not yet available) {name}"
-    return command
-
 
 # (command name, module, function): modules owned by tracer/, replay/ and the exploration tools.
 COMMANDS = [
@@ -67,53 +31,76 @@ COMMANDS = [
     ("export", "quiver.export", "export"),
 ]
 
-
-def _register() -> None:
-    for name, module, func in COMMANDS:
-        try:
-            command = getattr(importlib.import_module(module), func)
-        except ModuleNotFoundError as e:
-            if e.name != module:
-                raise
-            command = _not_yet(name)
-        except AttributeError:
-            command = _not_yet(name)
-        settings = getattr(command, "context_settings", None)
-        app.command(name, context_settings=settings)(command)
+# compiler wrappers that pass every argument on: command -> (module with `run(lang, args)`, lang),
+# what their typer commands (tracer/commands.py, tracer/mpi_commands.py) call with ctx.args
+PASS_THROUGH = {
+    "cc": ("quiver.tracer.cc", "cc"),
+    "cxx": ("quiver.tracer.cc", "cxx"),
+    "mpicc": ("quiver.tracer.mpicc", "cc"),
+    "mpicxx": ("quiver.tracer.mpicc", "cxx"),
+}
 
 
-_register()
+def fail(message: str, code: int = EXIT_UNUSABLE) -> typer.Exit:
+    """Print one line on stderr and return the Exit to raise."""
+    import typer
+
+    print(f"trace: error: {message}", file=sys.stderr)
+    return typer.Exit(code)
 
 
-def main() -> None:
+def fast_command(args: list[str]) -> Callable[[], int] | None:
+    """The command line run without typer, or None when typer must parse it: `record` with the usual
+    options (tracer/record_cli.py), a pass-through wrapper without `--` or `--help` (which typer
+    consumes or answers)."""
+    if not args:
+        return None
+    name, rest = args[0], args[1:]
+    if name in PASS_THROUGH and not any(a == "--" or a.startswith("--help") for a in rest):
+        module, lang = PASS_THROUGH[name]
+        return lambda: importlib.import_module(module).run(lang, rest)
+    if name == "record":
+        from quiver.tracer import record_cli
+
+        parsed = record_cli.parse(rest)
+        return None if parsed is None else lambda: record_cli.run(**parsed)
+    return None
+
+
+def run(args: list[str]) -> int:
+    """Exit status of `trace ARGS`; errors are one line on stderr, a traceback only on request."""
     try:
-        code = app(prog_name="trace", standalone_mode=False)
-        sys.exit(code if isinstance(code, int) else 0)
-    except click.NoArgsIsHelpError as e:
-        e.show()
-        sys.exit(EXIT_UNUSABLE)
-    except click.UsageError as e:
-        hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
-        print(f"trace: error: {e.format_message()}{hint}", file=sys.stderr)
-        sys.exit(EXIT_UNUSABLE)
-    except click.ClickException as e:
-        print(f"trace: error: {e.format_message()}", file=sys.stderr)
-        sys.exit(EXIT_UNUSABLE)
-    except typer.Abort:
-        print("trace: interrupted", file=sys.stderr)
-        sys.exit(130)
-    except LogFormatError as e:
-        print(f"trace: error: {e}", file=sys.stderr)
-        sys.exit(EXIT_UNUSABLE)
+        fast = fast_command(args)
+        if fast is not None:
+            return fast()
+        from quiver.cli_app import run_app
+
+        return run_app(args)
     except KeyboardInterrupt:
         print("trace: interrupted", file=sys.stderr)
-        sys.exit(130)
-    except Exception as e:  # a bug in quiver: one line, traceback only on request
-        if os.environ.get("QUIVER_DEBUG"):
+        return 130
+    except Exception as e:
+        formats = sys.modules.get("quiver.formats")  # not loaded: cannot be a LogFormatError
+        if formats is not None and isinstance(e, formats.LogFormatError):
+            print(f"trace: error: {e}", file=sys.stderr)
+            return EXIT_UNUSABLE
+        if os.environ.get("QUIVER_DEBUG"):  # a bug in quiver: one line, traceback only on request
             raise
         print(f"trace: internal error: {type(e).__name__}: {e} (set QUIVER_DEBUG=1 for a traceback)",
               file=sys.stderr)
-        sys.exit(EXIT_INTERNAL)
+        return EXIT_INTERNAL
+
+
+def main() -> None:
+    sys.exit(run(sys.argv[1:]))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the typer app, built on first use
+        from quiver.cli_app import app
+
+        return app
+    raise AttributeError(f"module 'quiver.cli' has no attribute {name!r}")
 
 
 if __name__ == "__main__":

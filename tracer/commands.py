@@ -1,8 +1,11 @@
-"""Typer commands of the recording side: `trace cc`, `trace cxx`, `trace record`."""
+"""Typer commands of the recording side: `trace cc`, `trace cxx`, `trace record`.
+
+quiver/cli.py runs the usual `record` and `cc` command lines without typer (tracer/record_cli.py,
+the pass-through commands directly): what is here is their help and their error messages.
+"""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -50,28 +53,9 @@ def record(
     Example:  trace record -o run.arrow -- ./prog 100
               trace record -n 1024 --split -o run.d -- ./app
     """
-    from quiver.tracer.native import BuildError
-    from quiver.tracer.record import record as do_record
+    from quiver.tracer import record_cli
 
-    if not program:
-        print("trace: error: no program given (usage: trace record -o run.arrow -- ./prog args)", file=sys.stderr)
-        raise typer.Exit(2)
-    try:
-        out = output if output is not None else Path("run.d" if split else "run.arrow")
-        result = do_record(program, out, ranks=ranks, launcher=launcher, split=split)
-    except FileExistsError as e:
-        print(f"trace: error: {e}", file=sys.stderr)
-        raise typer.Exit(2) from None
-    except FileNotFoundError as e:
-        print(f"trace: error: program not found: {e.args[0] if e.args else program[0]}", file=sys.stderr)
-        raise typer.Exit(2) from None
-    except PermissionError:
-        print(f"trace: error: cannot run {program[0]}: permission denied", file=sys.stderr)
-        raise typer.Exit(2) from None
-    except BuildError as e:
-        print(f"trace: error: {e}", file=sys.stderr)
-        raise typer.Exit(2) from None
-    raise typer.Exit(result.exit_code)
+    raise typer.Exit(record_cli.run(program, output, ranks, launcher, split))
 
 
 record.context_settings = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]}

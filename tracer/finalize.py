@@ -10,8 +10,6 @@ time while the next is filled.
 
 from __future__ import annotations
 
-import os
-import re
 import socket
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -407,23 +405,3 @@ def _run_metadata(raws: list[RankRaw], events: int, has_access: bool, run: dict[
     meta.setdefault("exit_status", None)
     meta.setdefault("signal", None)
     return meta
-
-
-def raw_dir_for(out: Path) -> Path:
-    return out.with_name(out.name + ".raw")
-
-
-def cleanup_device_images(raw_dir: Path) -> None:
-    """Remove /tmp/tmpfile_* images the run loaded that are still there (the tracer unlinks them)."""
-    if not raw_dir.is_dir():
-        return
-    names = set()
-    for p in raw_dir.glob("r*.mod"):
-        names.update(re.findall(r"(/tmp/tmpfile_\w+)", p.read_text(errors="replace")))
-    for p in raw_dir.glob("r*.info"):
-        names.update(re.findall(r"devimg\[\]=(/tmp/tmpfile_\w+)", p.read_text(errors="replace")))
-    for name in names:
-        try:
-            os.unlink(name)
-        except OSError:
-            pass

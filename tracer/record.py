@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from quiver.tracer.finalize import cleanup_device_images, finalize, raw_dir_for
-from quiver.tracer.finalize_split import finalize_split, prepare_split_dir
 from quiver.tracer.native import ensure_built
 
 DEFAULT_LAUNCHER = "mpiexec.mpich"
@@ -42,6 +41,26 @@ class RecordResult:
 
 
 TMP_IMAGES = "/tmp/tmpfile_*"
+
+
+def raw_dir_for(out: Path) -> Path:
+    return out.with_name(out.name + ".raw")
+
+
+def cleanup_device_images(raw_dir: Path) -> None:
+    """Remove /tmp/tmpfile_* images the run loaded that are still there (the tracer unlinks them)."""
+    if not raw_dir.is_dir():
+        return
+    names = set()
+    for p in raw_dir.glob("r*.mod"):
+        names.update(re.findall(r"(/tmp/tmpfile_\w+)", p.read_text(errors="replace")))
+    for p in raw_dir.glob("r*.info"):
+        names.update(re.findall(r"devimg\[\]=(/tmp/tmpfile_\w+)", p.read_text(errors="replace")))
+    for name in names:
+        try:
+            os.unlink(name)
+        except OSError:
+            pass
 
 
 def remove_leftover_images(before: set[str], exe: Path) -> None:
@@ -134,8 +153,9 @@ def _signal_name(sig: int) -> str:
         return f"signal {sig}"
 
 
-def run_program(argv: Sequence[str], env: dict[str, str]) -> int:
-    """Run with inherited stdio; SIGINT/SIGTERM/SIGHUP go to the program, the parent stays to finalize."""
+def run_program(argv: Sequence[str], env: dict[str, str], while_running: Callable[[], object] | None = None) -> int:
+    """Run with inherited stdio; SIGINT/SIGTERM/SIGHUP go to the program, the parent stays to finalize.
+    `while_running` is called once the program has started (an error it raises comes after the wait)."""
     proc = subprocess.Popen(list(argv), env=env)
     forwarded = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
@@ -145,14 +165,25 @@ def run_program(argv: Sequence[str], env: dict[str, str]) -> int:
 
     old = {s: signal.signal(s, forward) for s in forwarded}
     try:
-        while True:
-            try:
-                return proc.wait()
-            except InterruptedError:
-                continue
+        try:
+            if while_running is not None:
+                while_running()
+        finally:
+            while True:
+                try:
+                    code = proc.wait()
+                    break
+                except InterruptedError:
+                    continue
+        return code
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+
+
+def _load_finalize() -> None:
+    """Import finalize (numpy, pyarrow: ~0.2 s) while the program runs rather than after it."""
+    import quiver.tracer.finalize  # noqa: F401
 
 
 def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: str | None = None,
@@ -161,6 +192,8 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
     Raises FileNotFoundError for a missing program, FileExistsError for an unusable split `out`."""
     out = Path(out).resolve()
     if split:
+        from quiver.tracer.finalize_split import prepare_split_dir
+
         prepare_split_dir(out)
     prog = resolve_program(argv[0])
     if prog is None:
@@ -189,7 +222,7 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
         raise FileNotFoundError(cmd[0])
     images_before = set(glob.glob(TMP_IMAGES))
     try:
-        code = run_program(cmd, env)
+        code = run_program(cmd, env, while_running=_load_finalize)
     finally:
         cleanup_device_images(raw)
         remove_leftover_images(images_before, target or prog)
@@ -203,7 +236,14 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
     if sig is not None:
         run_meta["signal"] = sig
         run_meta["truncated"] = True
-    meta = finalize_split(raw, out, run_meta) if split else finalize(raw, out, run_meta)
+    if split:
+        from quiver.tracer.finalize_split import finalize_split
+
+        meta = finalize_split(raw, out, run_meta)
+    else:
+        from quiver.tracer.finalize import finalize
+
+        meta = finalize(raw, out, run_meta)
     if meta.get("signal") is not None and sig is None:
         sig = int(meta["signal"])
     truncated = bool(meta["truncated"])

@@ -112,7 +112,7 @@ def analysis_ok(m: Measurement) -> bool:
 
 def _record(ctx: Context, kernel: Kernel, exe: Path, args: tuple[str, ...], log: Path, name: str) -> Measurement:
     """One `trace record` run, stopped if its raw chunks outgrow the disk budget."""
-    from quiver.tracer.finalize import raw_dir_for
+    from quiver.tracer.record import raw_dir_for
 
     raw = raw_dir_for(log)
 

@@ -1,0 +1,106 @@
+"""The command lines `trace` runs without typer (quiver/cli.py fast_command) do what typer would do."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+
+import pytest
+from quiver.tracer import cc, mpicc, record_cli
+from typer.main import get_command
+
+from quiver import cli
+from quiver.cli_app import app, run_app
+
+USUAL_RECORD_LINES = [
+    ["--", "./prog"],
+    ["-o", "x.arrow", "--", "./prog", "1", "2"],
+    ["--output", "x.arrow", "./prog", "-o", "y"],
+    ["--output=x.arrow", "--", "./prog"],
+    ["-n", "4", "--split", "-o", "run.d", "--", "./app", "--", "x"],
+    ["--ranks=12", "--launcher", "mpiexec.mpich -bind-to core", "--", "./app"],
+    ["--launcher=srun", "-n", "2", "./app"],
+    ["./prog", "--split"],
+    ["--split", "--", "-", "x"],
+    ["-", "x"],
+]
+TYPER_RECORD_LINES = [  # help, mistakes and rarer spellings
+    ["-oX", "--", "./prog"],
+    ["-o", "a", "-o", "b", "--", "./prog"],
+    ["--output=", "--", "./prog"],
+    ["-n", "0", "--", "./prog"],
+    ["-n", "x", "--", "./prog"],
+    ["-n", "+3", "--", "./prog"],
+    ["-n", "-3", "--", "./prog"],
+    ["-o", "-x", "--", "./prog"],
+    ["--split=1", "--", "./prog"],
+    ["-o=x", "--", "./prog"],
+    ["--bogus", "--", "./prog"],
+    ["-h"],
+    ["--help", "--", "./prog"],
+    ["-o"],
+    ["-o", "x.arrow"],
+    ["--"],
+    [],
+]
+
+
+def _typer_kwargs(args: list[str], monkeypatch) -> dict | None:
+    """What the typer command passes to record_cli.run for `trace record ARGS` (None: a usage error or help)."""
+    seen: dict = {}
+
+    def fake_run(program, output, ranks, launcher, split):
+        seen.update(program=program, output=output, ranks=ranks, launcher=launcher, split=split)
+        return 0
+
+    monkeypatch.setattr(record_cli, "run", fake_run)
+    code = run_app(["record", *args])
+    return seen if seen and code == 0 else None
+
+
+@pytest.mark.parametrize("args", USUAL_RECORD_LINES, ids=" ".join)
+def test_usual_record_lines_parse_as_typer_parses_them(args, monkeypatch):
+    assert record_cli.parse(args) == _typer_kwargs(args, monkeypatch)
+
+
+@pytest.mark.parametrize("args", TYPER_RECORD_LINES, ids=lambda a: " ".join(a) or "(none)")
+def test_other_record_lines_go_to_typer(args):
+    assert record_cli.parse(args) is None
+
+
+def test_record_options_are_the_typer_commands():
+    params = get_command(app).commands["record"].params
+    opts = {o for p in params if p.param_type_name == "option" for o in p.opts if o not in ("-h", "--help")}
+    assert opts == set(record_cli.VALUE_OPTIONS) | set(record_cli.FLAG_OPTIONS)
+    by_param = {p.name: set(p.opts) for p in params if p.param_type_name == "option"}
+    for opt, param in (record_cli.VALUE_OPTIONS | record_cli.FLAG_OPTIONS).items():
+        assert opt in by_param[param]
+    assert {n for n in by_param if n != "help"} | {"program"} == set(inspect.signature(record_cli.run).parameters)
+
+
+@pytest.mark.parametrize("name", sorted(cli.PASS_THROUGH))
+@pytest.mark.parametrize("args", [["-g", "-O2", "x.c", "-o", "x"], [], ["-h"], ["--he", "-"]])
+def test_compiler_wrappers_pass_the_same_arguments(name, args, monkeypatch):
+    calls = []
+    for module in (cc, mpicc):
+        monkeypatch.setattr(module, "run", lambda lang, a, m=module: calls.append((m.__name__, lang, list(a))) or 0)
+    fast = cli.fast_command([name, *args])
+    assert fast is not None and fast() == 0
+    assert run_app([name, *args]) == 0
+    assert calls[0] == calls[1]
+
+
+@pytest.mark.parametrize("args", [["cc", "--help"], ["cc", "--", "x.c"], ["mpicc", "--help=1"], ["info", "x"], [],
+                                  ["--help"], ["analyze", "x.arrow"]])
+def test_other_lines_go_to_typer(args):
+    assert cli.fast_command(args) is None
+
+
+def test_the_usual_record_line_does_not_import_typer():
+    code = ("import sys; from quiver import cli; "
+            "assert cli.fast_command(['record', '-o', 'x.arrow', '--', 'true']) is not None; "
+            "assert cli.fast_command(['cc', '-c', 'x.c']) is not None; "
+            "print(sorted(m for m in ('typer', 'pydantic', 'numpy', 'pyarrow') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
