@@ -1,9 +1,10 @@
 """The `trace` command. Each subcommand lives with the part of quiver that owns it.
 
 The typer app (quiver/cli_app.py) is built only for the command lines that need it: the usual
-`trace record` and compiler-wrapper (`trace cc` ...) command lines run without it (`fast_command`),
-because typer's import and the pydantic coercers it builds cost ~0.2 s on every recorded run or
-compiled file. Help, mistakes and every other command go through typer.
+`trace record`, compiler-wrapper (`trace cc` ...) and plain `trace analyze LOG` command lines run
+without it (`fast_command`), because typer's import and the pydantic coercers it builds cost
+~0.15-0.2 s on every recorded run, compiled file or analysed log. Help, mistakes, other options and
+every other command go through typer.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def fail(message: str, code: int = EXIT_UNUSABLE) -> typer.Exit:
 def fast_command(args: list[str]) -> Callable[[], int] | None:
     """The command line run without typer, or None when typer must parse it: `record` with the usual
     options (tracer/record_cli.py), a pass-through wrapper without `--` or `--help` (which typer
-    consumes or answers)."""
+    consumes or answers), `analyze LOG` with at most a report format."""
     if not args:
         return None
     name, rest = args[0], args[1:]
@@ -64,7 +65,49 @@ def fast_command(args: list[str]) -> Callable[[], int] | None:
 
         parsed = record_cli.parse(rest)
         return None if parsed is None else lambda: record_cli.run(**parsed)
+    if name == "analyze":
+        found = _analyze_args(rest)
+        return None if found is None else lambda: _analyze(*found)
     return None
+
+
+ANALYZE_FORMATS = ("text", "json", "sarif")  # replay/commands.ReportFormat (a test checks)
+
+
+def _analyze_args(args: list[str]) -> tuple[str, str] | None:
+    """(log, format) of `trace analyze LOG` with at most `--format F` / `-f F`; None for anything else
+    (the other options, help, mistakes: typer's)."""
+    fmt, logs, i = None, [], 0
+    while i < len(args):
+        a = args[i]
+        if a.startswith("--format="):
+            value, i = a.partition("=")[2], i + 1
+        elif a in ("--format", "-f") and i + 1 < len(args):
+            value, i = args[i + 1], i + 2
+        elif a.startswith("-"):
+            return None
+        else:
+            logs.append(a)
+            i += 1
+            continue
+        if fmt is not None or value not in ANALYZE_FORMATS:
+            return None
+        fmt = value
+    return (logs[0], fmt or "text") if len(logs) == 1 else None
+
+
+def _analyze(log: str, fmt: str) -> int:
+    """The typer command `trace analyze` called with its defaults but `log` and `fmt`."""
+    from pathlib import Path
+
+    import typer
+
+    from quiver.replay.commands import ReportFormat, analyze
+
+    try:
+        return analyze(Path(log), ReportFormat(fmt))
+    except typer.Exit as e:
+        return e.exit_code
 
 
 def run(args: list[str], exit_now: bool = False) -> int:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from quiver.formats import ConstructKind, DataOpKind, LogBuilder
 from quiver.tracer import cc, mpicc, record_cli
 from typer.main import get_command
 
@@ -92,7 +93,7 @@ def test_compiler_wrappers_pass_the_same_arguments(name, args, monkeypatch):
 
 
 @pytest.mark.parametrize("args", [["cc", "--help"], ["cc", "--", "x.c"], ["mpicc", "--help=1"], ["info", "x"], [],
-                                  ["--help"], ["analyze", "x.arrow"]])
+                                  ["--help"], ["analyze", "-c", "all", "x.arrow"]])
 def test_other_lines_go_to_typer(args):
     assert cli.fast_command(args) is None
 
@@ -104,3 +105,52 @@ def test_the_usual_record_line_does_not_import_typer():
             "print(sorted(m for m in ('typer', 'pydantic', 'numpy', 'pyarrow') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.fixture
+def analyzed_log(tmp_path):
+    """A log with a finding: a device read of a section mapped `alloc`."""
+    b = LogBuilder(program="./demo", argv=["./demo"], devices=[0])
+    b.alloc(0x1000, 400, site=("demo.c", 4, "main"))
+    b.access(0x1000, 400, write=True, site=("demo.c", 5, "main"))
+    c = b.construct_begin(ConstructKind.TARGET, site=("demo.c", 9, "main"))
+    b.map_clause(c, "b", 0x1000, 400, 0, site=("demo.c", 9, "main"), text="alloc: b[0:100]")
+    b.data_op(DataOpKind.ALLOC, 0x1000, 0x9000, 400, construct=c, var="b")
+    b.access(0x9000, 4, device=0, construct=c, site=("demo.c", 11, "main"), thread=1)
+    b.construct_end(c)
+    return b.write(tmp_path / "demo.arrow")
+
+
+@pytest.mark.parametrize("opts", [[], ["--format", "json"], ["-f", "sarif"], ["--format=text"], ["-f", "json", "@"]])
+def test_plain_analyze_lines_report_what_typer_reports(analyzed_log, opts, monkeypatch, capsys):
+    args = ["analyze", *[str(analyzed_log) if a == "@" else a for a in opts]]
+    if "@" not in opts:
+        args.append(str(analyzed_log))
+    assert cli.fast_command(args) is not None
+    fast = cli.run(args), capsys.readouterr()
+    monkeypatch.setattr(cli, "fast_command", lambda a: None)
+    typer_ran = cli.run(args), capsys.readouterr()
+    assert fast == typer_ran
+    assert fast[0] == 1 and "b" in fast[1].out
+
+
+def test_analyze_of_a_missing_log_fails_as_with_typer(tmp_path, monkeypatch, capsys):
+    args = ["analyze", str(tmp_path / "none.arrow")]
+    fast = cli.run(args), capsys.readouterr()
+    monkeypatch.setattr(cli, "fast_command", lambda a: None)
+    assert fast == (cli.run(args), capsys.readouterr())
+    assert fast[0] == 2
+
+
+@pytest.mark.parametrize("args", [[], ["-c", "mapping", "x"], ["--format", "xml", "x"], ["a", "b"], ["--help"],
+                                  ["-f", "json", "--format", "text", "x"], ["--", "x"], ["-f"], ["x", "--baseline"]])
+def test_other_analyze_lines_go_to_typer(args):
+    assert cli.fast_command(["analyze", *args]) is None
+
+
+def test_analyze_formats_are_the_typer_commands():
+    from quiver.replay.commands import ReportFormat
+
+    assert {f.value for f in ReportFormat} == set(cli.ANALYZE_FORMATS)
+    fmt = next(p for p in get_command(app).commands["analyze"].params if p.name == "fmt")
+    assert set(fmt.opts) == {"--format", "-f"}
