@@ -112,7 +112,53 @@ def test_stencil_nest_same_bytes_far_fewer_events(record_c, omp_build):
     assert len(covs["range"][(14, True, "device")]) == (n - 2) * (n - 2)
 
 
-@pytest.mark.parametrize("name", ["inplace_prefix", "hoisted_uninit", "conditional_read"])
+def device_coverage(t) -> dict:
+    """coverage() of the device accesses, relative to the device copy they fall in."""
+    starts = np.sort(t.data_ops.filter(pl.col("op") == "alloc")["device_addr"].to_numpy().astype(np.int64))
+
+    def base_of(a):
+        i = np.searchsorted(starts, a, side="right") - 1
+        return int(starts[i]) if i >= 0 else 0
+    return relative({k: v for k, v in coverage(t).items() if k[2] == "device"}, base_of)
+
+
+def mapping_report(log: Path) -> list[tuple]:
+    r = subprocess.run([TRACE, "analyze", str(log), "--check", "mapping", "--format", "json"],
+                       capture_output=True, text=True, check=False)
+    return sorted((f["kind"], f["variable"], f["access"]["line"], f.get("element"), f.get("element_size"), f["bytes"])
+                  for f in json.loads(r.stdout)["findings"])
+
+
+def test_unrolled_loop_is_one_block_call_per_row(record_c, omp_build):
+    """The W reads of a row, unrolled by the compiler into straight-line loads, are one block call
+    that keeps the element width: same bytes, same finding with the same element index as per
+    access (at -O1: at -O2 the per-access build's loads are vector loads it does not see)."""
+    src = RANGE / "unrolled_rows.c"
+    assert b"__quiver_block_load" in omp_build(src, opt="-O2").read_bytes()
+    runs = {"range": record_c(src, opt="-O2"), "per_access": record_c(src, opt="-O1", extra=PER_ACCESS)}
+    for name, run in runs.items():
+        assert run.returncode == 0, (name, run.stderr)
+    covs = {name: device_coverage(run.open()) for name, run in runs.items()}
+    assert covs["range"] == covs["per_access"]
+    reports = {name: mapping_report(run.log) for name, run in runs.items()}
+    assert reports["range"] == reports["per_access"] == [("use-of-uninitialized-memory", "in", 17, 24, 8, 64)]
+
+
+def test_gather_rereads_skipped_inline_record_the_same_bytes(record_c, omp_build):
+    """CSR `p[col[k]]`: the callbacks of re-reads are skipped in the program (the interval the tracer
+    publishes in __quiver_skip); the log has the same bytes at the same lines as per access."""
+    src = RANGE / "csr_gather.c"
+    assert b"__quiver_skip" in omp_build(src, opt="-O2").read_bytes()
+    runs = {name: record_c(src, opt="-O2", extra=extra) for name, extra in (("range", ()), ("per_access", PER_ACCESS))}
+    for name, run in runs.items():
+        assert run.returncode == 0, (name, run.stderr)
+        assert run.stdout == runs["per_access"].stdout
+    covs = {name: device_coverage(run.open()) for name, run in runs.items()}
+    assert covs["range"] == covs["per_access"]
+    assert mapping_report(runs["range"].log) == mapping_report(runs["per_access"].log)
+
+
+@pytest.mark.parametrize("name", ["inplace_prefix", "hoisted_uninit", "conditional_read", "csr_gather"])
 @pytest.mark.parametrize("extra", [(), PER_ACCESS], ids=["range", "per_access"])
 def test_findings_match_markers_at_O2(record_c, name, extra):
     src = RANGE / f"{name}.c"

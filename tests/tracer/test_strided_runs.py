@@ -49,3 +49,29 @@ def test_nowait_kernels_keep_plain_runs(record_c):
     acc = run.open().accesses.filter(pl.col("side") == "device")
     assert len(acc.filter(~pl.col("write"))) >= N - 2   # at least one row per loop row
     assert acc["blocks"].max() == 1
+
+
+def test_interleaved_streams_of_one_store_are_one_run_each(record_c):
+    """lbm's stream step: one store writes dst[(c + 7q) * Q + q] for q = 0..Q-1; per cell the stores
+    are 7Q + 1 elements apart, per q one cell (Q elements) apart. The thread keeps one run per q
+    (a strided row, stride Q * 8) instead of one row per cell; a q whose index wraps around
+    (`% cells`) starts a second row. Every written byte is in exactly one block."""
+    q, cells = 19, 512
+    run = record_c(PROGRAMS / "strided" / "scatter_streams.c", args=[str(cells)], opt="-O2")
+    assert run.returncode == 0, run.stderr
+    t = run.open()
+    [base] = t.data_ops.filter((pl.col("op") == "alloc") & (pl.col("variable") == "dst"))["device_addr"].to_list()
+    writes = t.accesses.filter((pl.col("side") == "device") & pl.col("write") & (pl.col("line") == 19))
+    threads = writes["thread"].n_unique()
+    assert len(writes) <= 2 * q * threads                                  # not one row per cell
+    assert (writes.filter(pl.col("blocks") > 1)["stride"] == q * 8).all()
+    blocks = explode_blocks(writes)
+    assert (blocks["bytes"] == 8).all()
+    elements = sorted((int(a) - base) // 8 for a in blocks["addr"].to_list())
+    unwritten = {((0 + 7 * k) % cells) * q + k for k in range(q)}           # cell 0's elements
+    assert elements == sorted(set(range(cells * q)) - unwritten)            # each exactly once
+    r = subprocess.run([TRACE, "analyze", str(run.log), "--check", "mapping", "--format", "json"],
+                       capture_output=True, text=True, check=False)
+    [f] = json.loads(r.stdout)["findings"]
+    assert (f["kind"], f["variable"], f["access"]["line"], f["bytes"]) == (
+        "use-of-uninitialized-memory", "dst", 23, q * 8)

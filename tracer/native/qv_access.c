@@ -1,20 +1,28 @@
-/* qv_access.c - memory accesses from -fsanitize-coverage=trace-loads,trace-stores.
+/* qv_access.c - memory accesses from -fsanitize-coverage=trace-loads,trace-stores and the
+ * `trace cc` pass plugin (pass/quiver_range.cpp).
  *
  * Why this shape: these callbacks run for every load/store of host and device
- * code, so they take no lock and allocate nothing.
+ * code, so they take no lock and allocate nothing, and the common cases cost a
+ * few compares.
  *  - host side: only accesses to memory that has been mapped are kept; the
  *    mapped host ranges are a sorted array published through an atomic pointer
- *    (writers copy-on-write under a mutex, readers binary-search);
+ *    (writers copy-on-write under a mutex, readers binary-search); each thread
+ *    caches the range or gap it last looked up;
  *  - device side: everything except the kernel threads' own stacks;
- *  - adjacent same-kind accesses from one PC are coalesced into runs, a few
- *    runs per thread at once. A run is stamped with its start time, so a run
- *    may only grow while no later-started run of the thread holds a
- *    conflicting access to the same bytes: the per-byte read/write order of
- *    the log then matches what the thread really did;
+ *  - adjacent same-kind accesses from one PC are coalesced into runs, several
+ *    runs per thread at once, found by the address each run continues at (a
+ *    small hash). A run is stamped with its start time, so a run may only grow
+ *    while no later-started run of the thread holds a conflicting access to the
+ *    same bytes: the per-byte read/write order of the log then matches what the
+ *    thread really did;
  *  - an access to bytes the thread itself wrote in a pending run is dropped
- *    (`c[i] += ...` in an inner loop at -O0 costs one run, not two per iteration).
+ *    (`c[i] += ...` in an inner loop at -O0 costs one run, not two per iteration);
+ *  - one access whose successive executions interleave several streams (a
+ *    scatter `dst[(c + 7*q) * Q + q]` over q inside a loop over c) becomes one
+ *    run per stream (a "family"), not one strided run per outer iteration.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -24,6 +32,15 @@
 
 __thread qv_tls qv_t __attribute__((tls_model("initial-exec"))) = {.dev = -1, .slot_idx = -1};
 int qv_rec;
+
+/* Whether the skip intervals are published to the program (__quiver_skip): not when the MPI
+ * tracer is loaded too, since it sees every access first (window memory) and passes the rest on. */
+static int g_publish_skip;
+
+void qv_access_init(void) { g_publish_skip = !dlsym(RTLD_DEFAULT, "qvm_access_init"); }
+
+#define QV_LIKELY(x) __builtin_expect(!!(x), 1)
+#define QV_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* ---- mapped host ranges ---- */
 
@@ -40,13 +57,14 @@ typedef struct qv_ranges {
 
 typedef struct qv_rangeset {
   qv_ranges *_Atomic cur;
+  _Atomic uint64_t gen; /* bumped at every publish (the filter caches of the threads compare it) */
   pthread_mutex_t mu;
   qv_ranges *ring[QV_RING];
   int next;
 } qv_rangeset;
 
-static qv_rangeset g_host = {.cur = NULL, .mu = PTHREAD_MUTEX_INITIALIZER}; /* mapped host memory */
-static qv_rangeset g_dev = {.cur = NULL, .mu = PTHREAD_MUTEX_INITIALIZER};  /* live device copies */
+static qv_rangeset g_host = {.cur = NULL, .gen = 1, .mu = PTHREAD_MUTEX_INITIALIZER}; /* mapped host memory */
+static qv_rangeset g_dev = {.cur = NULL, .gen = 1, .mu = PTHREAD_MUTEX_INITIALIZER};  /* live device copies */
 
 static inline int in_ranges(qv_rangeset *set, uintptr_t a, uintptr_t n) {
   const qv_ranges *R = atomic_load_explicit(&set->cur, memory_order_acquire);
@@ -101,6 +119,7 @@ static void ranges_publish(qv_rangeset *set, qv_ranges *R) {
     R->max = R->r[2 * R->n - 1];
   }
   atomic_store_explicit(&set->cur, R, memory_order_release);
+  atomic_fetch_add_explicit(&set->gen, 1, memory_order_release);
 }
 
 static void ranges_add(qv_rangeset *set, uintptr_t lo, uintptr_t hi) {
@@ -156,6 +175,7 @@ void qv_untrack_device(uintptr_t lo, uintptr_t hi) { ranges_remove(&g_dev, lo, h
 #define QV_KSTK 4096
 static _Atomic uintptr_t g_kstk[QV_KSTK][2];
 static _Atomic int g_kstk_n;
+static _Atomic uint64_t g_kstk_gen = 1; /* bumped at every change of g_kstk (filter caches compare it) */
 
 static uintptr_t stack_base_lo(qv_tls *t) {
   if (!t->stk_base_lo) {
@@ -180,6 +200,7 @@ void qv_device_enter(qv_tls *t, int32_t dev, int64_t construct, uintptr_t frame,
   t->construct = construct;
   t->stk_lo = stack_base_lo(t);
   t->stk_hi = frame;
+  t->fgen = 0; /* the filter cache was the host side's */
   if (t->slot_idx < 0) {
     int tid = qv_thread_id();
     if (tid >= 0 && tid < QV_KSTK) {
@@ -192,6 +213,7 @@ void qv_device_enter(qv_tls *t, int32_t dev, int64_t construct, uintptr_t frame,
   if (t->slot_idx >= 0) {
     atomic_store_explicit(&g_kstk[t->slot_idx][0], t->stk_lo, memory_order_relaxed);
     atomic_store_explicit(&g_kstk[t->slot_idx][1], t->stk_hi, memory_order_release);
+    atomic_fetch_add_explicit(&g_kstk_gen, 1, memory_order_release);
   }
 }
 
@@ -201,20 +223,106 @@ void qv_device_leave(qv_tls *t) {
   t->strided = 0;
   t->construct = -1;
   t->stk_lo = t->stk_hi = 0;
-  if (t->slot_idx >= 0) atomic_store_explicit(&g_kstk[t->slot_idx][1], 0, memory_order_release);
+  t->fgen = 0;
+  if (t->slot_idx >= 0) {
+    atomic_store_explicit(&g_kstk[t->slot_idx][1], 0, memory_order_release);
+    atomic_fetch_add_explicit(&g_kstk_gen, 1, memory_order_release);
+  }
 }
 
-static inline int on_kernel_stack(const qv_tls *t, uintptr_t a) {
-  if (a >= t->stk_lo && a < t->stk_hi) return 1;
-  int n = atomic_load_explicit(&g_kstk_n, memory_order_relaxed);
-  for (int i = 0; i < n; i++) {
-    uintptr_t hi = atomic_load_explicit(&g_kstk[i][1], memory_order_acquire);
-    if (hi && a < hi && a >= atomic_load_explicit(&g_kstk[i][0], memory_order_relaxed)) return 1;
-  }
-  return 0;
+/* ---- which accesses are kept ---- */
+
+static inline void filter_cache(qv_tls *t, uint64_t gen, uintptr_t lo, uintptr_t hi, int keep) {
+  t->flo = lo;
+  t->fhi = hi;
+  t->fkeep = keep;
+  t->fgen = gen;
 }
+
+/* Host side: whether [a, a+n) touches mapped memory. Caches the mapped range a lies in, or the
+ * gap between two ranges. */
+static int __attribute__((noinline)) host_keep_slow(qv_tls *t, uintptr_t a, uintptr_t n) {
+  uint64_t gen = atomic_load_explicit(&g_host.gen, memory_order_acquire); /* before the array */
+  const qv_ranges *R = atomic_load_explicit(&g_host.cur, memory_order_acquire);
+  if (!R || !R->n) {
+    filter_cache(t, gen, 0, UINTPTR_MAX, 0);
+    return 0;
+  }
+  size_t lo = 0, hi = R->n;
+  while (lo < hi) { /* first range whose end is above a */
+    size_t m = (lo + hi) >> 1;
+    if (R->r[2 * m + 1] <= a) lo = m + 1; else hi = m;
+  }
+  if (lo < R->n && R->r[2 * lo] <= a) { /* inside range lo */
+    filter_cache(t, gen, R->r[2 * lo], R->r[2 * lo + 1], 1);
+    return 1;
+  }
+  uintptr_t gap_lo = lo ? R->r[2 * lo - 1] : 0, gap_hi = lo < R->n ? R->r[2 * lo] : UINTPTR_MAX;
+  filter_cache(t, gen, gap_lo, gap_hi, 0);
+  return a + n > gap_hi; /* reaches into the next range */
+}
+
+/* Device side, outside the thread's own stack: dropped when on another kernel thread's stack
+ * (shared loop bounds ...) unless a live device copy is there. Caches the gap between stacks. */
+static int __attribute__((noinline)) dev_keep_slow(qv_tls *t, uintptr_t a, uintptr_t n) {
+  uint64_t gen = atomic_load_explicit(&g_kstk_gen, memory_order_acquire);
+  if (a >= t->stk_lo && a < t->stk_hi) { /* the kernel's own locals */
+    filter_cache(t, gen, t->stk_lo, t->stk_hi, 0);
+    return 0;
+  }
+  uintptr_t gap_lo = 0, gap_hi = UINTPTR_MAX;
+  int k = atomic_load_explicit(&g_kstk_n, memory_order_relaxed);
+  for (int i = 0; i < k; i++) {
+    uintptr_t hi = atomic_load_explicit(&g_kstk[i][1], memory_order_acquire);
+    if (!hi) continue;
+    uintptr_t lo = atomic_load_explicit(&g_kstk[i][0], memory_order_relaxed);
+    if (a < hi && a >= lo) return in_ranges(&g_dev, a, n);
+    if (hi <= a && hi > gap_lo) gap_lo = hi;
+    if (lo > a && lo < gap_hi) gap_hi = lo;
+  }
+  if (t->stk_hi <= a && t->stk_hi > gap_lo) gap_lo = t->stk_hi;
+  if (t->stk_lo > a && t->stk_lo < gap_hi) gap_hi = t->stk_lo;
+  filter_cache(t, gen, gap_lo, gap_hi, 1);
+  return 1;
+}
+
+static inline int keep(qv_tls *t, uintptr_t a, uintptr_t n) {
+  int host = t->dev < 0;
+  uint64_t gen = atomic_load_explicit(host ? &g_host.gen : &g_kstk_gen, memory_order_acquire);
+  if (QV_LIKELY(a >= t->flo && a + n <= t->fhi && t->fgen == gen)) return t->fkeep;
+  return host ? host_keep_slow(t, a, n) : dev_keep_slow(t, a, n);
+}
+
 
 /* ---- runs ---- */
+
+/* Code addresses this close are one loop body (unrolled or vectorised copies of one access). */
+#define QV_NEAR_PC 512
+/* run_seq advances by this per new run: the runs split from one take the numbers in between */
+#define QV_SEQ_STEP 32
+#define QV_FAMILY_MAX (QV_RUN_SLOTS - QV_RUN_GENERAL)
+
+static inline uint32_t bit(int i) { return 1u << i; }
+static inline int slot_of(const qv_tls *t, const qv_run *r) { return (int)(r - t->runs); }
+
+/* floor(x / stride) without a division for offsets below 4 GiB */
+static inline uint64_t block_of(const qv_run *r, uintptr_t x) {
+  if (QV_LIKELY(!(x >> 32))) return (uint64_t)(((unsigned __int128)r->recip * x) >> 64);
+  return x / r->stride;
+}
+
+/* The address a run continues at: after its last byte, or its next block (or tail) when strided. */
+static inline uintptr_t run_next(const qv_run *r) {
+  return !r->stride ? r->hi : r->thi > r->tlo ? r->thi : r->tlo;
+}
+
+static inline unsigned next_hash(uintptr_t a, int w) {
+  return (unsigned)((((uint64_t)a ^ ((uint64_t)w << 63)) * 0x9E3779B97F4A7C15ull) >> (64 - QV_RUN_HASH_BITS));
+}
+
+static inline void next_put(qv_tls *t, const qv_run *r) {
+  t->next[next_hash(run_next(r), r->write)] = (uint8_t)(slot_of(t, r) + 1);
+}
 
 static inline void emit_one(qv_tls *t, const qv_run *r, uintptr_t lo, uintptr_t size, uintptr_t stride,
                             uint64_t blocks) {
@@ -236,8 +344,26 @@ static inline void emit_one(qv_tls *t, const qv_run *r, uintptr_t lo, uintptr_t 
   qv_emit(&e);
 }
 
-static inline void run_emit(qv_tls *t, qv_run *r) {
+/* The bytes of a pending run where accesses of kind w are dropped (run_add_slow's first rule). */
+static inline void skip_set(qv_tls *t, int w, uintptr_t lo, uintptr_t hi) {
+  t->skip_lo[w] = lo;
+  t->skip_hi[w] = hi;
+  if (g_publish_skip) {
+    __quiver_skip[2 * w] = lo;
+    __quiver_skip[2 * w + 1] = hi;
+  }
+}
+
+/* Write the run and free its slot. */
+static void run_emit(qv_tls *t, qv_run *r) {
+  int i = slot_of(t, r);
   r->seq = 0;
+  t->occ &= ~bit(i);
+  t->fam &= ~bit(i);
+  for (int w = 0; w < 2; w++) {
+    if (t->hot[w] == i) t->gnext[w] = 0;
+    if (t->skip_slot[w] == i) skip_set(t, w, 0, 0);
+  }
   t->in_tool++;
   if (!r->stride) {
     emit_one(t, r, r->lo, r->hi - r->lo, 0, 1);
@@ -248,15 +374,24 @@ static inline void run_emit(qv_tls *t, qv_run *r) {
   t->in_tool--;
 }
 
-void qv_runs_flush(qv_tls *t) {
-  if (!t->run_seq) return;
-  for (;;) { /* emit in start order */
-    qv_run *first = NULL;
-    for (int i = 0; i < QV_RUN_SLOTS; i++)
-      if (t->runs[i].seq && (!first || t->runs[i].seq < first->seq)) first = &t->runs[i];
-    if (!first) break;
-    run_emit(t, first);
+/* Emit the runs of mask m in start order. */
+static void runs_emit(qv_tls *t, uint32_t m) {
+  int idx[QV_RUN_SLOTS], k = 0;
+  for (; m; m &= m - 1) { /* insertion sort by seq */
+    int i = __builtin_ctz(m), j = k++;
+    while (j > 0 && t->runs[idx[j - 1]].seq > t->runs[i].seq) {
+      idx[j] = idx[j - 1];
+      j--;
+    }
+    idx[j] = i;
   }
+  for (int j = 0; j < k; j++) run_emit(t, &t->runs[idx[j]]);
+}
+
+void qv_runs_flush(qv_tls *t) {
+  if (!t->occ) return;
+  runs_emit(t, t->occ);
+  t->fam = 0;
   t->run_seq = 0;
 }
 
@@ -270,18 +405,20 @@ static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int
   r->pc = pc;
   r->write = w;
   r->t0 = qv_stamp();
-  r->seq = ++t->run_seq;
+  r->seq = t->run_seq += QV_SEQ_STEP;
+  r->lim_epoch = 0;
+  r->succ = 0;
+  t->occ |= bit(slot_of(t, r));
+  t->epoch++;
+  next_put(t, r);
 }
-
-/* Code addresses this close are one loop body (unrolled or vectorised copies of one access). */
-#define QV_NEAR_PC 512
 
 /* Whether [a, e) touches a byte of run r. */
 static inline int run_hits(const qv_run *r, uintptr_t a, uintptr_t e) {
   if (a >= r->hi || e <= r->lo) return 0;
   if (!r->stride || a <= r->lo) return 1;
   if (a < r->thi && e > r->tlo) return 1;
-  uintptr_t i = (a - r->lo) / r->stride, b = r->lo + i * r->stride; /* block at or before a */
+  uintptr_t i = block_of(r, a - r->lo), b = r->lo + i * r->stride; /* block at or before a */
   if (i < r->blocks && a < b + r->bsize) return 1;
   return i + 1 < r->blocks && e > b + r->stride;
 }
@@ -291,7 +428,7 @@ static inline int run_covers(const qv_run *r, uintptr_t a, uintptr_t e) {
   if (a < r->lo || e > r->hi) return 0;
   if (!r->stride) return 1;
   if (a >= r->tlo && e <= r->thi) return 1;
-  uintptr_t i = (a - r->lo) / r->stride;
+  uintptr_t i = block_of(r, a - r->lo);
   return i < r->blocks && (a - r->lo) - i * r->stride + (e - a) <= r->bsize;
 }
 
@@ -310,107 +447,336 @@ static inline void tail_add(qv_run *r, uintptr_t a, uintptr_t e) {
 
 enum { GROW = 1, IN_TAIL, SECOND_BLOCK };
 
-static inline void run_add(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t pc, int width) {
-  qv_run *s = NULL, *same_pc = NULL, *victim = NULL;
-  int how = 0;
-  uintptr_t e = a + n;
-  for (int i = 0; i < QV_RUN_SLOTS; i++) {
-    qv_run *r = &t->runs[i];
-    if (!r->seq) {
-      if (!victim || victim->seq) victim = r;
-      continue;
+/* Run r took (or, drop: dropped) an access of kind w: it is the first candidate for the next one
+ * of that kind. The skip interval moves to it when it dropped the access, or grew inside it; the
+ * interval of a run that drops accesses stays while other runs grow (cg's gather `p[col[k]]`
+ * re-reads p between the growths of col, val and q). */
+static inline void took(qv_tls *t, const qv_run *r, int w, int drop) {
+  int i = slot_of(t, r);
+  if (r->write == w) {
+    if (t->hot[w] != i) { /* the run found by gnext so far goes back to being found by its hash */
+      qv_run *h = &t->runs[t->hot[w]];
+      if (h->seq && h->write == w) {
+        next_put(t, h);
+        h->succ = i + 1; /* streams taking turns (cg's rowp, col, val, p; lbm's family) */
+      }
+      t->hot[w] = i;
+      const qv_run *p = &t->runs[r->succ ? r->succ - 1 : i];
+      t->pslot[w] = r->succ - 1;
+      t->pnext[w] = r->succ && p->seq && p->write == w ? run_next(p) : 0;
     }
+    t->gnext[w] = run_next(r);
+  }
+  if ((r->write || (!w && t->strided)) && /* drops accesses of kind w to bytes it holds (run_add_slow) */
+      (drop || t->skip_slot[w] == i || t->skip_lo[w] == t->skip_hi[w])) {
+    t->skip_slot[w] = i;
+    if (!r->stride) {
+      skip_set(t, w, r->lo, r->hi);
+    } else if (r->thi > r->tlo) {
+      skip_set(t, w, r->tlo, r->thi);
+    } else {
+      uintptr_t lo = r->lo + (r->blocks - 1) * r->stride;
+      skip_set(t, w, lo, lo + r->bsize);
+    }
+  }
+}
+
+/* ---- families: one access's interleaved streams ----
+ * A strided run of one PC whose next access lands in its first gap (`dst[(c + 7*q) * Q + q]`: the
+ * run of q = 0..18 for cell c, then cell c + 1 one element further on) is split into one run per
+ * block; each then grows on its own with the outer stride. Members have the same PC, kind, block
+ * size and stride, and pairwise disjoint phases (lo mod stride): a member's next block can hit no
+ * other member, so the conflict scans skip them. A member that grows any other way leaves. */
+
+static inline int phases_apart(uintptr_t p, uintptr_t q, uintptr_t stride, uintptr_t bsize) {
+  uintptr_t d = p >= q ? p - q : p + stride - q; /* (p - q) mod stride */
+  return d >= bsize && d <= stride - bsize;
+}
+
+/* Member s just became strided: it stays a member if its stride is the family's and its blocks
+ * cannot meet any other member's. */
+static void family_join(qv_tls *t, qv_run *s) {
+  int i = slot_of(t, s);
+  if (!t->fam_stride) t->fam_stride = s->stride;
+  uintptr_t S = t->fam_stride;
+  if (s->stride != S || s->bsize != t->fam_bsize) {
+    t->fam &= ~bit(i);
+    return;
+  }
+  s->phase = s->lo % S;
+  for (uint32_t m = t->fam & ~bit(i); m; m &= m - 1) {
+    const qv_run *o = &t->runs[__builtin_ctz(m)];
+    if (!phases_apart(s->phase, o->stride ? o->phase : o->lo % S, S, t->fam_bsize)) {
+      t->fam &= ~bit(i);
+      return;
+    }
+  }
+}
+
+/* Split strided run r (no tail, at most QV_FAMILY_MAX blocks) into one run per block; 0 when the
+ * slots not held by ordinary runs are too few. */
+static int family_split(qv_tls *t, qv_run *r) {
+  if ((uint64_t)__builtin_popcount(~(t->occ & ~t->fam)) < r->blocks - 1) return 0;
+  if (t->fam) runs_emit(t, t->fam); /* one family at a time */
+  qv_run R = *r;
+  t->gnext[0] = t->gnext[1] = 0;
+  skip_set(t, 0, 0, 0);
+  skip_set(t, 1, 0, 0);
+  t->fam_pc = R.pc;
+  t->fam_write = R.write;
+  t->fam_bsize = R.bsize;
+  t->fam_stride = 0; /* set by the first member that becomes strided */
+  t->fam_lo = R.lo;
+  t->fam_hi = R.hi;
+  uint32_t free = ~t->occ;
+  t->epoch++;
+  for (uint64_t j = 0; j < R.blocks; j++) {
+    qv_run *m = r;
+    if (j) {
+      m = &t->runs[__builtin_ctz(free)];
+      free &= free - 1;
+    }
+    m->lo = R.lo + j * R.stride;
+    m->hi = m->lo + R.bsize;
+    m->stride = 0;
+    m->blocks = 1;
+    m->pc = R.pc;
+    m->write = R.write;
+    m->width = R.width;
+    m->t0 = R.t0;
+    m->seq = R.seq + j; /* block order: the order they were written in */
+    m->lim_epoch = 0;
+    m->succ = 0;
+    t->occ |= bit(slot_of(t, m));
+    t->fam |= bit(slot_of(t, m));
+    next_put(t, m);
+  }
+  return 1;
+}
+
+/* A slot for a new run: its old run of the same access, a free slot while fewer than
+ * QV_RUN_GENERAL ordinary runs are pending, else the oldest ordinary run (or family member). */
+static qv_run *take_slot(qv_tls *t, qv_run *same_pc) {
+  if (same_pc) {
+    run_emit(t, same_pc);
+    return same_pc;
+  }
+  uint32_t general = t->occ & ~t->fam;
+  if (__builtin_popcount(general) < QV_RUN_GENERAL && ~t->occ) return &t->runs[__builtin_ctz(~t->occ)];
+  uint32_t m = general ? general : t->fam;
+  qv_run *v = NULL;
+  for (; m; m &= m - 1) {
+    qv_run *r = &t->runs[__builtin_ctz(m)];
+    if (!v || r->seq < v->seq) v = r;
+  }
+  run_emit(t, v);
+  return v;
+}
+
+/* Where the window above the address run s continues at ends: no other pending run (no other
+ * family member, for a member with its stride) touches it. Growing s inside it needs no scan, and
+ * changes no other run's window. */
+static uintptr_t run_window(const qv_tls *t, const qv_run *s) {
+  int si = slot_of(t, s);
+  uintptr_t nx = run_next(s), lim = UINTPTR_MAX;
+  uint32_t m = t->occ & ~bit(si);
+  if (t->fam & bit(si)) {
+    if (!s->stride) return nx; /* not yet strided: its next access decides */
+    m &= ~t->fam;
+  }
+  for (; m; m &= m - 1) {
+    const qv_run *o = &t->runs[__builtin_ctz(m)];
+    if (o->hi <= nx) continue;
+    uintptr_t l = o->lo > nx ? o->lo : nx;
+    if (l < lim) lim = l;
+  }
+  return lim;
+}
+
+/* Grow run s by [a, e) (how: GROW, IN_TAIL or SECOND_BLOCK) unless another pending run covers the
+ * bytes (dropped) or a later-started one holds a conflicting access to them (s is written and a
+ * new run starts there). */
+static void __attribute__((noinline)) run_grow(qv_tls *t, qv_run *s, int how, uintptr_t a, uintptr_t n, int w, uintptr_t pc,
+                            int width) {
+  uintptr_t e = a + n;
+  int si = slot_of(t, s);
+  uint32_t m = t->occ & ~bit(si);
+  if (t->fam) {
+    if (((t->fam & bit(si)) && s->stride && how == IN_TAIL) || e <= t->fam_lo || a >= t->fam_hi)
+      m &= ~t->fam; /* s's phase, or away from the family */
+  }
+  int conflict = 0;
+  for (; m; m &= m - 1) {
+    int i = __builtin_ctz(m);
+    const qv_run *o = &t->runs[i];
+    if (a >= o->hi || e <= o->lo) continue;
+    if ((o->write || (!w && t->strided)) && run_covers(o, a, e)) {
+      took(t, o, w, 1);
+      return;
+    }
+    if (o->seq > s->seq && (o->write || w) && run_hits(o, a, e)) conflict = 1;
+  }
+  if (QV_UNLIKELY(conflict)) {
+    run_emit(t, s);
+    run_start(t, s, a, n, w, pc, width);
+    took(t, s, w, 0);
+    return;
+  }
+  t->epoch++;
+  if (how == GROW) {
+    t->fam &= ~bit(si); /* a member growing past its block leaves the family */
+    if (a < s->lo) s->lo = a;
+    if (e > s->hi) s->hi = e;
+  } else {
+    if (how == SECOND_BLOCK) {
+      s->bsize = s->hi - s->lo;
+      s->stride = a - s->lo;
+      s->recip = UINT64_MAX / s->stride + 1;
+      s->blocks = 1;
+      s->tlo = s->thi = a;
+    }
+    tail_add(s, a, e);
+    if (how == SECOND_BLOCK && (t->fam & bit(si))) family_join(t, s);
+  }
+  if (s->width != width) s->width = 0;
+  if (t->fam & bit(si)) {
+    if (s->hi > t->fam_hi) t->fam_hi = s->hi;
+  }
+  next_put(t, s);
+  took(t, s, w, 0);
+}
+
+/* No run continues exactly at a: look at every run that a touches or that has a's PC. */
+static void __attribute__((noinline)) run_add_slow(qv_tls *t, uintptr_t a, uintptr_t n, int w, uintptr_t pc,
+                                                   int width, int indexed) {
+  uintptr_t e = a + n;
+  int split_done = 0;
+again:;
+  qv_run *s = NULL, *second = NULL, *same_pc = NULL, *split = NULL;
+  int how = 0;
+  uint32_t m = t->occ;
+  if (t->fam && pc != t->fam_pc && (e < t->fam_lo || a > t->fam_hi)) m &= ~t->fam;
+  for (; m; m &= m - 1) {
+    int i = __builtin_ctz(m);
+    qv_run *r = &t->runs[i];
+    int near = a <= r->hi && e >= r->lo; /* overlapping or adjacent */
+    if (!near && r->pc != pc) continue;
     /* bytes this thread wrote in a pending run: reading or rewriting them changes no validity
      * state and races with nothing the earlier write does not race with. On the device side of a
      * (not nowait) kernel, bytes it read in a pending run: nothing but a data op or a host write
      * can invalidate a device copy while the kernel runs, and either would end the kernel first. */
-    if ((r->write || (!w && t->strided)) && run_covers(r, a, e)) {
-      t->hot = i;
+    if (near && (r->write || (!w && t->strided)) && run_covers(r, a, e)) {
+      took(t, r, w, 1);
       return;
     }
-    if (r->write == w) {
-      uintptr_t d = pc > r->pc ? pc - r->pc : r->pc - pc;
-      if (!r->stride) {
-        if (d < QV_NEAR_PC && a <= r->hi && e >= r->lo) { /* adjacent or overlapping */
-          s = r;
-          how = GROW;
-          break;
-        }
+    if (r->write != w) continue;
+    uintptr_t d = pc > r->pc ? pc - r->pc : r->pc - pc;
+    if (!r->stride) {
+      if (near && d < QV_NEAR_PC) { /* adjacent or overlapping */
+        if (!s) s = r, how = GROW;
+      } else if (!indexed && r->pc == pc && t->strided && a > r->hi &&
+                 (n == r->hi - r->lo || (width && n < r->hi - r->lo))) {
         /* the same code again further on: the start of a second block, whole (a hoisted range over
-         * the next row) or its first element (single accesses filling the next row) */
-        if (r->pc == pc && t->strided && a > r->hi && (n == r->hi - r->lo || (width && n < r->hi - r->lo))) {
-          s = r;
-          how = SECOND_BLOCK;
-          break;
-        }
-      } else if (r->thi > r->tlo ? d < QV_NEAR_PC && a >= r->tlo && a <= r->thi && e - r->tlo <= r->bsize
-                                 : r->pc == pc && a == r->tlo && n <= r->bsize) {
-        s = r; /* fills the next block */
-        how = IN_TAIL;
-        break;
+         * the next row) or its first element (single accesses filling the next row); the nearest */
+        if (!second || r->lo > second->lo) second = r;
       }
-      if (r->pc == pc) same_pc = r;
+    } else if (r->thi > r->tlo ? d < QV_NEAR_PC && a >= r->tlo && a <= r->thi && e - r->tlo <= r->bsize
+                               : r->pc == pc && a == r->tlo && n <= r->bsize) {
+      if (!s) s = r, how = IN_TAIL; /* fills the next block */
+    } else if (!indexed && r->pc == pc && t->strided && r->thi == r->tlo && n == r->bsize && a >= r->lo + r->bsize &&
+               e <= r->lo + r->stride && r->blocks <= QV_FAMILY_MAX && !(t->fam & bit(i)) &&
+               !(r->seq % QV_SEQ_STEP)) {
+      split = r; /* in the first gap: interleaved streams of this access */
     }
-    if (!victim || (victim->seq && r->seq < victim->seq)) victim = r;
+    if (!indexed && r->pc == pc && !(t->fam & bit(i))) same_pc = r;
   }
+  if (!s && split && !split_done) {
+    split_done = 1;
+    if (family_split(t, split)) goto again;
+  }
+  if (!s && second) s = second, how = SECOND_BLOCK;
   if (s) {
-    for (int i = 0; i < QV_RUN_SLOTS; i++) {
-      qv_run *o = &t->runs[i];
-      if (o == s || o->seq <= s->seq) continue;
-      if ((o->write || w) && run_hits(o, a, e)) goto restart;
-    }
-    if (how == GROW) {
-      if (a < s->lo) s->lo = a;
-      if (e > s->hi) s->hi = e;
-    } else {
-      if (how == SECOND_BLOCK) {
-        s->bsize = s->hi - s->lo;
-        s->stride = a - s->lo;
-        s->blocks = 1;
-        s->tlo = s->thi = a;
-      }
-      tail_add(s, a, e);
-    }
-    if (s->width != width) s->width = 0;
-    t->hot = (int32_t)(s - t->runs);
-    return;
-  restart:
-    run_emit(t, s);
-    run_start(t, s, a, n, w, pc, width);
-    t->hot = (int32_t)(s - t->runs);
+    run_grow(t, s, how, a, n, w, pc, width);
     return;
   }
-  if (same_pc) victim = same_pc; /* a new run of the same access replaces its old one */
-  if (victim->seq) run_emit(t, victim);
-  run_start(t, victim, a, n, w, pc, width);
-  t->hot = (int32_t)(victim - t->runs);
+  if (!indexed && t->fam && pc == t->fam_pc && w == t->fam_write && t->fam_stride && n == t->fam_bsize) {
+    /* a stream of the family starts over elsewhere (lbm's `% cells` wraps around): it replaces
+     * the member of its phase, which it can never meet again */
+    uintptr_t S = t->fam_stride, phase = a % S;
+    for (uint32_t m = t->fam; m; m &= m - 1) {
+      qv_run *o = &t->runs[__builtin_ctz(m)];
+      if ((o->stride ? o->phase : o->lo % S) != phase) continue;
+      run_emit(t, o);
+      run_start(t, o, a, n, w, pc, width);
+      t->fam |= bit(slot_of(t, o));
+      took(t, o, w, 0);
+      return;
+    }
+  }
+  qv_run *v = take_slot(t, same_pc); /* a new run of the same access replaces its old one */
+  run_start(t, v, a, n, w, pc, width);
+  took(t, v, w, 0);
 }
 
-/* width: bytes of one access (1..16), 0 for a range of many accesses */
-static inline void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc, int width) {
+/* width: bytes of one access (1..16), 0 for a range of many accesses. indexed: the address comes
+ * from a value the loop loaded (`p[col[k]]`): the run shapes of one affine walk per PC (a second
+ * block, interleaved streams, a new run replacing the PC's old one) are not looked for, so the
+ * windows a gather reads (cg: p[i-m], p[i-1..i+1], p[i+m]) each stay one run. */
+static inline __attribute__((always_inline)) void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc,
+                                                         int width, int indexed) {
   qv_tls *t = &qv_t;
-  /* run_add's first drop rule, before any filtering (the run's bytes passed it), for the run that
-   * took the last access */
-  const qv_run *h = &t->runs[t->hot];
-  if (h->seq && (h->write || (!w && t->strided)) && run_covers(h, a, a + n)) return;
-  if (t->dev < 0) {
-    if (!in_ranges(&g_host, a, n)) return;
-  } else if (a >= t->stk_lo && a < t->stk_hi) {
-    return; /* the kernel's own locals */
-  } else if (on_kernel_stack(t, a) && !in_ranges(&g_dev, a, n)) {
-    return; /* another kernel thread's locals (shared loop bounds ...); a few compares, then the search */
+  uintptr_t e = a + n;
+  if (a >= t->skip_lo[w] && e <= t->skip_hi[w]) return; /* the drop rule, for the last run used */
+  if (!keep(t, a, n)) return;
+  qv_run *s = &t->runs[t->hot[w]];
+  if (a != t->gnext[w]) { /* not where the last run continues: the next one in turn, or the run
+                             that continues there */
+    if (a == t->pnext[w]) {
+      s = &t->runs[t->pslot[w]];
+    } else {
+      int k = t->next[next_hash(a, w)];
+      if (!k) goto slow;
+      s = &t->runs[k - 1];
+    }
+    if (!s->seq || s->write != w || run_next(s) != a) goto slow;
   }
-  run_add(t, a, n, w, pc, width);
+  uintptr_t d = pc > s->pc ? pc - s->pc : s->pc - pc;
+  int how;
+  if (!s->stride) {
+    if (d >= QV_NEAR_PC) goto slow;
+    how = GROW;
+  } else {
+    if (!(s->thi > s->tlo ? d < QV_NEAR_PC && e - s->tlo <= s->bsize : s->pc == pc && n <= s->bsize)) goto slow;
+    how = IN_TAIL;
+  }
+  if (s->lim_epoch != t->epoch) {
+    s->lim = run_window(t, s);
+    s->lim_epoch = t->epoch;
+  }
+  if (QV_UNLIKELY(e > s->lim)) {
+    run_grow(t, s, how, a, n, w, pc, width);
+    return;
+  }
+  if (how == GROW) /* a is s's end: inside its window, nothing else to look at */
+    s->hi = e;
+  else
+    tail_add(s, a, e);
+  if (s->width != width) s->width = 0;
+  if ((t->fam & bit(slot_of(t, s))) && s->hi > t->fam_hi) t->fam_hi = s->hi;
+  took(t, s, w, 0);
+  return;
+slow:
+  run_add_slow(t, a, n, w, pc, width, indexed);
 }
 
 void qv_access_range(uintptr_t a, uintptr_t n, int write, uintptr_t pc) {
-  if (qv_rec && n) access(a, n, write, pc, 0);
+  if (qv_rec && n) access(a, n, write, pc, 0, 0);
 }
 
 #define QV_RA ((uintptr_t)__builtin_return_address(0))
 #define QV_CB(kind, n, T, w)                                                          \
   void __sanitizer_cov_##kind##n(T *p) {                                              \
-    if (__builtin_expect(qv_rec, 1)) access((uintptr_t)p, n, w, QV_RA, n);               \
+    if (__builtin_expect(qv_rec, 1)) access((uintptr_t)p, n, w, QV_RA, n, 0);            \
   }
 QV_CB(load, 1, uint8_t, 0)
 QV_CB(load, 2, uint16_t, 0)
@@ -427,10 +793,29 @@ QV_CB(store, 16, __int128, 1)
  * one load or store over a whole loop, reported once before the loop; the return address
  * carries the access's debug location. Same filtering and coalescing as one access of n bytes. */
 void __quiver_range_load(void *p, size_t n) {
-  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 0, QV_RA, 0);
+  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 0, QV_RA, 0, 0);
 }
 void __quiver_range_store(void *p, size_t n) {
-  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 1, QV_RA, 0);
+  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 1, QV_RA, 0, 0);
+}
+
+/* Block calls from the pass plugin: single accesses of `width` bytes each (0: mixed) over n
+ * adjacent bytes, one after the other in straight-line code (an unrolled loop), reported at the
+ * first: the same as their per-access callbacks. */
+void __quiver_block_load(void *p, size_t n, size_t width) {
+  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 0, QV_RA, (int)width, 0);
+}
+void __quiver_block_store(void *p, size_t n, size_t width) {
+  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 1, QV_RA, (int)width, 0);
+}
+
+/* Indexed accesses from the pass plugin (the address depends on a value the loop loaded): one
+ * access of n bytes, like __sanitizer_cov_load<n>, without the affine-walk run shapes. */
+void __quiver_indexed_load(void *p, size_t n) {
+  if (__builtin_expect(qv_rec, 1)) access((uintptr_t)p, n, 0, QV_RA, (int)n, 1);
+}
+void __quiver_indexed_store(void *p, size_t n) {
+  if (__builtin_expect(qv_rec, 1)) access((uintptr_t)p, n, 1, QV_RA, (int)n, 1);
 }
 
 /* Not used with func,trace-loads,trace-stores, but harmless if a build adds trace-pc-guard. */

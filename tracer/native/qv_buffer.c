@@ -44,6 +44,7 @@ static int g_rank_locked; /* set once the first file was opened */
 static _Atomic int g_nthreads;
 static qv_tbuf *_Atomic g_bufs[QV_MAX_THREADS];
 static __thread qv_tbuf *t_buf;
+__thread uintptr_t __quiver_skip[4] __attribute__((tls_model("initial-exec")));
 static pthread_key_t g_key;
 static void (*g_crash_hook)(void);
 static _Atomic int g_finalized;

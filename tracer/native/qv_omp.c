@@ -820,5 +820,6 @@ __attribute__((constructor)) static void qv_omp_init(void) {
   qv_write_modules();
   qv_modules_refresh();
   atexit(at_exit_runs);
+  qv_access_init();
   qv_rec = 1;
 }

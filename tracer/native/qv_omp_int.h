@@ -23,7 +23,11 @@ enum {
 enum { QV_C_TARGET = 1, QV_C_DATA = 2, QV_C_ENTER = 3, QV_C_EXIT = 4, QV_C_UPDATE = 5, QV_C_DATA_END = 6 };
 enum { QV_ALLOC_MALLOC = 1, QV_ALLOC_CALLOC = 2, QV_ALLOC_REALLOC = 3, QV_ALLOC_ALIGNED = 4 };
 
-#define QV_RUN_SLOTS 8
+/* Pending access runs per thread (qv_access.c): at most QV_RUN_GENERAL ordinary ones, the other
+ * slots hold the interleaved streams of one access split from a strided run (a "family"). */
+#define QV_RUN_SLOTS 32
+#define QV_RUN_GENERAL 8
+#define QV_RUN_HASH_BITS 8
 #define QV_MAX_ARGS 64
 
 typedef struct qv_run {
@@ -32,11 +36,16 @@ typedef struct qv_run {
    * and a tail [tlo, thi) (empty when equal): the next block, still being filled */
   uintptr_t stride, bsize, tlo, thi;
   uint64_t blocks;
+  uint64_t recip;   /* ceil(2^64 / stride): block index of an offset below 2^32 by one multiply */
+  uintptr_t phase;  /* family members: lo mod the family stride */
+  uintptr_t lim;    /* no other pending run touches [where the run continues, lim) ... */
+  uint64_t lim_epoch; /* ... while the thread's epoch is this one */
   uintptr_t pc;
   int64_t t0;
   uint64_t seq;     /* start order among this thread's runs (0 = slot empty) */
   int32_t write;
   int32_t width;    /* bytes of each single access in the run; 0 = mixed or a hoisted range */
+  int32_t succ;     /* 1 + slot of the run that took the next access of the kind last time (0 none) */
 } qv_run;
 
 /* What an offload entry wrapper tells the OMPT callbacks nested in it. */
@@ -64,7 +73,24 @@ typedef struct qv_tls {
   uintptr_t stk_base_lo;  /* lowest address of this thread's stack (cached) */
   uintptr_t stk_top;      /* highest address of this thread's stack (cached, workers) */
   uint64_t run_seq;
-  int32_t hot;            /* slot of the run that took the last access: checked first */
+  uint64_t epoch;         /* bumped when a run starts or changes other than by growing in its window */
+  /* access fast paths (qv_access.c), per kind (0 read, 1 write) */
+  uintptr_t skip_lo[2], skip_hi[2]; /* bytes of a pending run that drops such an access there */
+  int32_t skip_slot[2];   /* that run's slot */
+  uintptr_t gnext[2];     /* where the run that took the last access of the kind continues (0 none) */
+  int32_t hot[2];         /* its slot */
+  uintptr_t pnext[2];     /* where the run that came after it last time continues (0 none) */
+  int32_t pslot[2];       /* its slot */
+  uint32_t occ;           /* occupied run slots */
+  uint32_t fam;           /* slots of the family: runs of one access with pairwise disjoint phases */
+  uintptr_t fam_pc, fam_stride, fam_bsize;
+  int32_t fam_write;
+  uintptr_t fam_lo, fam_hi;   /* hull of the family's runs (never shrinks until it is emitted) */
+  uint8_t next[1 << QV_RUN_HASH_BITS]; /* 1 + slot of the run that continues at an address (by hash), 0 none */
+  /* filter caches: [flo, fhi) needs no lookup while fgen is current */
+  uintptr_t flo, fhi;
+  uint64_t fgen;
+  int32_t fkeep;          /* 1: accesses there are kept, 0: dropped */
   qv_run runs[QV_RUN_SLOTS];
   int slot_idx;           /* index in the global kernel-stack table, -1 = none */
   /* current construct on this thread (set at target_emi begin, nested in the wrapper) */
@@ -99,6 +125,7 @@ void qv_untrack_device(uintptr_t lo, uintptr_t hi);
 void qv_access_range(uintptr_t a, uintptr_t n, int write, uintptr_t pc);
 void qv_device_enter(qv_tls *t, int32_t dev, int64_t construct, uintptr_t frame, int strided);
 void qv_device_leave(qv_tls *t);
+void qv_access_init(void);
 
 /* qv_alloc.c */
 void qv_modules_refresh(void);

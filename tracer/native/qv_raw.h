@@ -99,6 +99,11 @@ void qv_info_i64(const char *key, int64_t value);
 void qv_write_modules(void);       /* append the loaded objects to r<R>.mod (reader dedups) */
 const char *qv_raw_dir(void);
 void qv_finalize(void);            /* flush all, modules, clean_exit=1; idempotent */
+/* Per thread: [read lo, read hi, write lo, write hi): an access of that kind inside the interval
+ * would be dropped by the access tracer (its bytes are in a pending run). Code built by `trace cc`
+ * tests it inline and skips the callback (pass/quiver_range.cpp); empty (0, 0) unless the OpenMP
+ * tracer publishes it (qv_access.c). Initial-exec TLS: read from the program and its device image. */
+extern __thread uintptr_t __quiver_skip[4] __attribute__((tls_model("initial-exec")));
 /* Hook run first by the fatal-signal handler (e.g. to flush pending access runs). */
 void qv_set_crash_hook(void (*hook)(void));
 

@@ -275,6 +275,22 @@ __attribute__((visibility("default"))) void __quiver_range_load(void *p, size_t 
 __attribute__((visibility("default"))) void __quiver_range_store(void *p, size_t n) {
   if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 1, QVM_RA);
 }
+/* Indexed accesses (`p[col[k]]`): one access of n bytes. */
+__attribute__((visibility("default"))) void __quiver_indexed_load(void *p, size_t n) {
+  if (__builtin_expect(qvm_on, 1)) access((uintptr_t)p, n, 0, QVM_RA);
+}
+__attribute__((visibility("default"))) void __quiver_indexed_store(void *p, size_t n) {
+  if (__builtin_expect(qvm_on, 1)) access((uintptr_t)p, n, 1, QVM_RA);
+}
+/* Block calls: adjacent single accesses of straight-line code, reported at the first. */
+__attribute__((visibility("default"))) void __quiver_block_load(void *p, size_t n, size_t width) {
+  (void)width;
+  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 0, QVM_RA);
+}
+__attribute__((visibility("default"))) void __quiver_block_store(void *p, size_t n, size_t width) {
+  (void)width;
+  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 1, QVM_RA);
+}
 
 /* Not used with func,trace-loads,trace-stores, but harmless if a build adds trace-pc-guard. */
 __attribute__((visibility("default"), weak)) void __sanitizer_cov_trace_pc_guard_init(uint32_t *a, uint32_t *b) {

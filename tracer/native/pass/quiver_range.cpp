@@ -25,8 +25,20 @@
 //    (`a[i] += x`: loads-then-stores is exact). When the run-time check fails the ranges are
 //    not reported and the accesses call their per-access callbacks (a loop-invariant branch).
 // Ranges are emitted loads first, then stores, with the debug location of the access, so the
-// call's return address symbolises to the access's line. Everything else: per access.
-// QUIVER_NO_RANGE_PASS=1 at compile time: per-access only (the escape hatch).
+// call's return address symbolises to the access's line. Everything else: per access, made
+// cheaper (optimised builds; -O0 keeps plain callbacks):
+//  - block calls: same-kind accesses that follow each other in a block over adjacent bytes of one
+//    base (a fully unrolled loop), nothing between them touching those bytes the other way:
+//    `__quiver_block_load/store(lo, bytes, width)` before the first;
+//  - indexed accesses (the address depends on a value the loop loaded, `p[col[k]]`):
+//    `__quiver_indexed_load/store(p, bytes)`, so the tracer does not take a gather's windows for
+//    one strided walk;
+//  - inline skip: each call is made only when the bytes are outside the interval the tracer
+//    publishes per thread and kind (`__quiver_skip`, initial-exec TLS in libquiver_rt: bytes of a
+//    pending run that drops such an access); volatile loads (any call may move it); the call is
+//    on the unlikely, out-of-line path, so a loop body's calls stay near each other.
+// QUIVER_NO_RANGE_PASS=1 at compile time: per-access only (the escape hatch);
+// QUIVER_NO_INLINE_SKIP=1: no inline check.
 
 #include "llvm/Analysis/AliasAnalysis.h"
 #include "llvm/Analysis/LoopInfo.h"
@@ -36,6 +48,7 @@
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -50,6 +63,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -130,6 +144,13 @@ struct Copy { // one copy of an access's instruction (loop versioning duplicates
   Value *Guard;  // ... only when this is false
 };
 
+struct Site { // a per-access callback to emit
+  Instruction *I;
+  Access *A;
+  Value *Guard;
+  bool Done = false; // reported by a block call
+};
+
 class Instrumenter {
   Function &F;
   const DataLayout &DL;
@@ -142,6 +163,7 @@ class Instrumenter {
   SCEVExpander Exp;
 
 public:
+  bool InlineSkip = true;
   Instrumenter(Function &F, LoopInfo &LI, DominatorTree &DT, ScalarEvolution &SE, AAResults &AA)
       : F(F), DL(F.getParent()->getDataLayout()), LI(LI), DT(DT), SE(SE), AA(AA),
         IntPtr(DL.getIntPtrType(F.getContext())), Exp(SE, DL, "qv") {}
@@ -382,6 +404,139 @@ public:
     return true;
   }
 
+  /// The interval the tracer publishes per thread and kind (tracer/native/qv_buffer.c
+  /// `__quiver_skip`: read lo, read hi, write lo, write hi): an access inside it would be dropped.
+  GlobalVariable *skipInterval() {
+    Module &M = *F.getParent();
+    Type *T = ArrayType::get(IntPtr, 4);
+    auto *GV = dyn_cast<GlobalVariable>(M.getOrInsertGlobal("__quiver_skip", T));
+    if (GV) GV->setThreadLocalMode(GlobalValue::InitialExecTLSModel);
+    return GV;
+  }
+
+  /// Before At: call CB(Args) unless Guard holds or [P, P+N) is inside the published interval.
+  void checkedCall(Instruction *At, Value *Guard, FunctionCallee CB, ArrayRef<Value *> Args, Value *P, Value *N,
+                   bool Store, const DebugLoc &Loc) {
+    IRBuilder<> B(At);
+    Value *Call = Guard ? B.CreateNot(Guard) : nullptr;
+    if (GlobalVariable *Skip = InlineSkip ? skipInterval() : nullptr) {
+      Value *Base = B.CreateThreadLocalAddress(Skip);
+      Type *T = ArrayType::get(IntPtr, 4);
+      // volatile: every callback may change the interval (their declared effects hide it)
+      Value *Lo = B.CreateLoad(IntPtr, B.CreateConstInBoundsGEP2_32(T, Base, 0, Store ? 2 : 0), /*isVolatile=*/true);
+      Value *Hi = B.CreateLoad(IntPtr, B.CreateConstInBoundsGEP2_32(T, Base, 0, Store ? 3 : 1), /*isVolatile=*/true);
+      Value *A = B.CreatePtrToInt(P, IntPtr);
+      Value *Out = B.CreateOr(B.CreateICmpULT(A, Lo), B.CreateICmpUGT(B.CreateAdd(A, N), Hi));
+      Call = Call ? B.CreateAnd(Call, Out) : Out;
+    }
+    // the call is the rare case: out of line, so the calls of a block sit together (the tracer
+    // coalesces accesses whose calls are near each other as one loop body's)
+    Instruction *T = Call ? SplitBlockAndInsertIfThen(Call, At, false, MDBuilder(F.getContext()).createUnlikelyBranchWeights())
+                          : At;
+    IRBuilder<> C(T);
+    C.SetCurrentDebugLocation(Loc);
+    C.CreateCall(CB, Args);
+  }
+
+  /// Accesses of one kind that follow each other in a block, over adjacent bytes of one base (a
+  /// fully unrolled loop: `s += a[0]; s += a[1]; ...`), with nothing between them that could
+  /// touch those bytes the other way (for stores: nothing that touches memory at all): one block
+  /// call `__quiver_block_load/store(p, bytes, width)` before the first reports them all.
+  void blocks(std::vector<Site> &Sites) {
+    std::map<Instruction *, Site *> SiteOf;
+    std::set<BasicBlock *> BBs;
+    for (Site &S : Sites)
+      if (!S.Guard && S.I == S.A->I && S.A->Level < 0) {
+        SiteOf[S.I] = &S;
+        BBs.insert(S.I->getParent());
+      }
+    std::vector<std::vector<Site *>> Groups; // emitted after the scan (emitting splits blocks)
+    for (BasicBlock *BB : BBs) {
+      std::vector<Site *> G;
+      auto close = [&] {
+        if (G.size() > 1) Groups.push_back(G);
+        G.clear();
+      };
+      for (Instruction &I : *BB) {
+        auto It = SiteOf.find(&I);
+        if (It != SiteOf.end()) {
+          Site *S = It->second;
+          if (!G.empty() && (S->A->Store != G[0]->A->Store || !offsetFrom(G[0], S))) close();
+          G.push_back(S);
+          continue;
+        }
+        if (G.empty()) continue;
+        if (auto *CB = dyn_cast<CallBase>(&I)) {
+          if (isa<DbgInfoIntrinsic>(CB)) continue;
+          if (auto *II = dyn_cast<IntrinsicInst>(CB))
+            if (II->isLifetimeStartOrEnd() || II->getIntrinsicID() == Intrinsic::assume) continue;
+          if (!CB->mayReadOrWriteMemory()) continue;
+          close();
+          continue;
+        }
+        if (!I.mayReadOrWriteMemory()) continue;
+        if (auto *LI = dyn_cast<LoadInst>(&I); LI && LI->isSimple() && !G[0]->A->Store) continue;
+        close();
+      }
+      close();
+    }
+    for (auto &G : Groups) emitBlocks(G);
+  }
+
+  /// Whether A's address depends on a value loaded in its loop (`p[col[k]]`, a gather or scatter
+  /// through an index array): the tracer then looks for no affine-walk run shapes.
+  bool indexed(const Access &A) {
+    Loop *L = LI.getLoopFor(A.I->getParent());
+    if (!L) return false;
+    return SCEVExprContains(SE.getSCEV(A.Ptr), [&](const SCEV *X) {
+      auto *U = dyn_cast<SCEVUnknown>(X);
+      auto *Ld = U ? dyn_cast<LoadInst>(U->getValue()) : nullptr;
+      return Ld && L->contains(Ld);
+    });
+  }
+
+  /// Byte offset of S's address from G's, when it is a constant.
+  std::optional<int64_t> offsetFrom(Site *G, Site *S) {
+    const SCEV *D = SE.getMinusSCEV(SE.getSCEV(S->A->Ptr), SE.getSCEV(G->A->Ptr));
+    if (auto *C = dyn_cast<SCEVConstant>(D))
+      if (C->getAPInt().getSignificantBits() <= 48) return C->getAPInt().getSExtValue();
+    return std::nullopt;
+  }
+
+  /// One block call per chain of members whose bytes touch (at the chain's first member).
+  void emitBlocks(std::vector<Site *> &G) {
+    std::vector<std::pair<int64_t, size_t>> Off; // (offset, index in program order)
+    for (size_t K = 0; K < G.size(); ++K) Off.push_back({*offsetFrom(G[0], G[K]), K});
+    std::sort(Off.begin(), Off.end());
+    Module &M = *F.getParent();
+    Type *Void = Type::getVoidTy(F.getContext()), *Ptr = PointerType::getUnqual(F.getContext());
+    bool Store = G[0]->A->Store;
+    FunctionCallee CB = callback(M, Store ? "__quiver_block_store" : "__quiver_block_load",
+                                 FunctionType::get(Void, {Ptr, IntPtr, IntPtr}, false));
+    for (size_t K = 0; K < Off.size();) {
+      size_t J = K;
+      int64_t Lo = Off[K].first, Hi = Lo + G[Off[K].second]->A->Bytes;
+      unsigned Width = G[Off[K].second]->A->Bytes;
+      size_t First = Off[K].second;
+      while (J + 1 < Off.size() && Off[J + 1].first <= Hi) {
+        ++J;
+        Site *S = G[Off[J].second];
+        Hi = std::max(Hi, Off[J].first + (int64_t)S->A->Bytes);
+        if (S->A->Bytes != Width) Width = 0;
+        First = std::min(First, Off[J].second);
+      }
+      if (J > K) {
+        Instruction *At = G[First]->I;
+        IRBuilder<> B(At);
+        Value *P = B.CreateConstGEP1_64(B.getInt8Ty(), G[0]->A->Ptr, Lo);
+        Value *N = ConstantInt::get(IntPtr, Hi - Lo);
+        checkedCall(At, nullptr, CB, {P, N, ConstantInt::get(IntPtr, Width)}, P, N, Store, At->getDebugLoc());
+        for (size_t X = K; X <= J; ++X) G[Off[X].second]->Done = true;
+      }
+      K = J + 1;
+    }
+  }
+
   bool run(bool Hoist) {
     std::vector<Access> As;
     for (BasicBlock &BB : F)
@@ -446,22 +601,26 @@ public:
       }
     }
     // 3. per-access calls: always for the rest, when the run-time check failed for the guarded
+    std::vector<Site> Sites;
+    for (size_t K = 0; K < As.size(); ++K)
+      for (Copy &C : Copies[K])
+        if (C.Call) Sites.push_back({C.I, &As[K], C.Guard});
+    if (Hoist) blocks(Sites);
     static const char *Sizes[] = {"1", "2", "4", "8", "16"};
-    for (size_t K = 0; K < As.size(); ++K) {
-      Access &A = As[K];
+    for (Site &S : Sites) {
+      if (S.Done) continue;
+      Access &A = *S.A;
+      Value *P = getLoadStorePointerOperand(S.I);
+      Value *N = ConstantInt::get(IntPtr, A.Bytes);
+      if (Hoist && indexed(A)) {
+        FunctionCallee CB = callback(M, A.Store ? "__quiver_indexed_store" : "__quiver_indexed_load",
+                                     FunctionType::get(Void, {Ptr, IntPtr}, false));
+        checkedCall(S.I, S.Guard, CB, {P, N}, P, N, A.Store, S.I->getDebugLoc());
+        continue;
+      }
       std::string Name = std::string("__sanitizer_cov_") + (A.Store ? "store" : "load") + Sizes[A.Idx];
       FunctionCallee CB = callback(M, Name, FunctionType::get(Void, {Ptr}, false));
-      for (Copy &C : Copies[K]) {
-        if (!C.Call) continue;
-        Instruction *At = C.I;
-        if (C.Guard) {
-          IRBuilder<> G(C.I);
-          At = SplitBlockAndInsertIfThen(G.CreateNot(C.Guard), C.I, false);
-        }
-        IRBuilder<> B(At);
-        B.SetCurrentDebugLocation(C.I->getDebugLoc());
-        B.CreateCall(CB, {getLoadStorePointerOperand(C.I)});
-      }
+      checkedCall(S.I, S.Guard, CB, {P}, P, N, A.Store, S.I->getDebugLoc());
     }
     return true;
   }
@@ -480,7 +639,10 @@ struct QuiverRangePass : PassInfoMixin<QuiverRangePass> {
     auto &DT = FAM.getResult<DominatorTreeAnalysis>(F);
     auto &SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
     auto &AA = FAM.getResult<AAManager>(F);
-    return Instrumenter(F, LI, DT, SE, AA).run(H) ? PreservedAnalyses::none() : PreservedAnalyses::all();
+    Instrumenter I(F, LI, DT, SE, AA);
+    const char *NoSkip = std::getenv("QUIVER_NO_INLINE_SKIP");
+    I.InlineSkip = H && !(NoSkip && *NoSkip && std::strcmp(NoSkip, "0") != 0); // -O0: plain callbacks
+    return I.run(H) ? PreservedAnalyses::none() : PreservedAnalyses::all();
   }
 };
 
