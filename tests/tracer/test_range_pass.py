@@ -129,12 +129,14 @@ def mapping_report(log: Path) -> list[tuple]:
                   for f in json.loads(r.stdout)["findings"])
 
 
-def test_unrolled_loop_is_one_block_call_per_row(record_c, omp_build):
+def test_unrolled_loop_is_one_block_call_per_row(record_c):
     """The W reads of a row, unrolled by the compiler into straight-line loads, are one block call
     that keeps the element width: same bytes, same finding with the same element index as per
     access (at -O1: at -O2 the per-access build's loads are vector loads it does not see)."""
     src = RANGE / "unrolled_rows.c"
-    assert b"__quiver_block_load" in omp_build(src, opt="-O2").read_bytes()
+    ir = subprocess.run([TRACE, "cc", "-O2", "-S", "-emit-llvm", "--offload-device-only", str(src), "-o", "-"],
+                        capture_output=True, text=True, check=True).stdout
+    assert re.search(r"call void @__quiver_range_load_c\(ptr %\w+, i64 64, i64 8,", ir)  # 8 doubles, width 8
     runs = {"range": record_c(src, opt="-O2"), "per_access": record_c(src, opt="-O1", extra=PER_ACCESS)}
     for name, run in runs.items():
         assert run.returncode == 0, (name, run.stderr)
@@ -144,21 +146,25 @@ def test_unrolled_loop_is_one_block_call_per_row(record_c, omp_build):
     assert reports["range"] == reports["per_access"] == [("use-of-uninitialized-memory", "in", 17, 24, 8, 64)]
 
 
-def test_gather_rereads_skipped_inline_record_the_same_bytes(record_c, omp_build):
+@pytest.mark.parametrize("name", ["csr_gather", "two_sites"])
+def test_calls_skipped_or_appended_inline_record_the_same_bytes(record_c, omp_build, name):
     """CSR `p[col[k]]`: the callbacks of re-reads are skipped in the program (the interval the tracer
-    publishes in __quiver_skip); the log has the same bytes at the same lines as per access."""
-    src = RANGE / "csr_gather.c"
+    publishes in __quiver_skip), and the row pointer, col/val ranges, new gather elements and q[i]
+    are appended to their runs through the call-site caches; two sites feeding one run in turn
+    (two_sites.c) keep each other's appends. The log has the same bytes at the same lines as per
+    access."""
+    src = RANGE / f"{name}.c"
     assert b"__quiver_skip" in omp_build(src, opt="-O2").read_bytes()
-    runs = {name: record_c(src, opt="-O2", extra=extra) for name, extra in (("range", ()), ("per_access", PER_ACCESS))}
-    for name, run in runs.items():
-        assert run.returncode == 0, (name, run.stderr)
+    runs = {build: record_c(src, opt="-O2", extra=extra) for build, extra in (("range", ()), ("per_access", PER_ACCESS))}
+    for build, run in runs.items():
+        assert run.returncode == 0, (build, run.stderr)
         assert run.stdout == runs["per_access"].stdout
-    covs = {name: device_coverage(run.open()) for name, run in runs.items()}
+    covs = {build: device_coverage(run.open()) for build, run in runs.items()}
     assert covs["range"] == covs["per_access"]
     assert mapping_report(runs["range"].log) == mapping_report(runs["per_access"].log)
 
 
-@pytest.mark.parametrize("name", ["inplace_prefix", "hoisted_uninit", "conditional_read", "csr_gather"])
+@pytest.mark.parametrize("name", ["inplace_prefix", "hoisted_uninit", "conditional_read", "csr_gather", "two_sites"])
 @pytest.mark.parametrize("extra", [(), PER_ACCESS], ids=["range", "per_access"])
 def test_findings_match_markers_at_O2(record_c, name, extra):
     src = RANGE / f"{name}.c"

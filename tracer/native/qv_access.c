@@ -344,8 +344,46 @@ static inline void emit_one(qv_tls *t, const qv_run *r, uintptr_t lo, uintptr_t 
   qv_emit(&e);
 }
 
+/* ---- call-site caches (qv_site): the program grows a run itself ----
+ * A contiguous ordinary run a call site in a loop fed last is handed to the site: its next byte
+ * and the end of its window (run_window, within the filter cache's kept range). The program then
+ * appends the site's accesses at `next` up to `lim` itself; that is exactly what the fast path of
+ * access() would do (same pc, no other run there, bytes kept). Every entry into the tracer first
+ * pulls what the sites appended; a run that is emitted or whose window may have moved (a run
+ * started or changed shape: the epoch moved) is taken back (lim = 0). */
+
+static void skip_set(qv_tls *t, int w, uintptr_t lo, uintptr_t hi);
+
+static void __attribute__((noinline)) pulled(qv_tls *t, qv_run *r, uintptr_t nx) {
+  int i = slot_of(t, r);
+  r->hi = nx;
+  if (t->hot[r->write] == i) t->gnext[r->write] = nx;
+  for (int w = 0; w < 2; w++)
+    if (t->skip_slot[w] == i && t->skip_hi[w] > t->skip_lo[w]) skip_set(t, w, r->lo, nx);
+}
+
+static inline void pull(qv_tls *t) {
+  for (uint32_t m = t->attached; m; m &= m - 1) {
+    qv_run *r = &t->runs[__builtin_ctz(m)];
+    uintptr_t nx = r->site->next;
+    if (QV_UNLIKELY(nx > r->hi)) pulled(t, r, nx);
+  }
+}
+
+/* Take run r back from its site (after pull). */
+static inline void detach(qv_tls *t, qv_run *r) {
+  r->site->lim = 0;
+  r->site = NULL;
+  t->attached &= ~bit(slot_of(t, r));
+}
+
+static void detach_all(qv_tls *t) {
+  pull(t);
+  for (uint32_t m = t->attached; m; m &= m - 1) detach(t, &t->runs[__builtin_ctz(m)]);
+}
+
 /* The bytes of a pending run where accesses of kind w are dropped (run_add_slow's first rule). */
-static inline void skip_set(qv_tls *t, int w, uintptr_t lo, uintptr_t hi) {
+static void skip_set(qv_tls *t, int w, uintptr_t lo, uintptr_t hi) {
   t->skip_lo[w] = lo;
   t->skip_hi[w] = hi;
   if (g_publish_skip) {
@@ -357,6 +395,7 @@ static inline void skip_set(qv_tls *t, int w, uintptr_t lo, uintptr_t hi) {
 /* Write the run and free its slot. */
 static void run_emit(qv_tls *t, qv_run *r) {
   int i = slot_of(t, r);
+  if (r->site) detach(t, r);
   r->seq = 0;
   t->occ &= ~bit(i);
   t->fam &= ~bit(i);
@@ -390,6 +429,7 @@ static void runs_emit(qv_tls *t, uint32_t m) {
 
 void qv_runs_flush(qv_tls *t) {
   if (!t->occ) return;
+  pull(t);
   runs_emit(t, t->occ);
   t->fam = 0;
   t->run_seq = 0;
@@ -408,7 +448,9 @@ static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int
   r->seq = t->run_seq += QV_SEQ_STEP;
   r->lim_epoch = 0;
   r->succ = 0;
+  r->site = NULL;
   t->occ |= bit(slot_of(t, r));
+  if (t->attached) detach_all(t);
   t->epoch++;
   next_put(t, r);
 }
@@ -451,14 +493,18 @@ enum { GROW = 1, IN_TAIL, SECOND_BLOCK };
  * of that kind. The skip interval moves to it when it dropped the access, or grew inside it; the
  * interval of a run that drops accesses stays while other runs grow (cg's gather `p[col[k]]`
  * re-reads p between the growths of col, val and q). */
-static inline void took(qv_tls *t, const qv_run *r, int w, int drop) {
+static inline __attribute__((always_inline)) void took(qv_tls *t, const qv_run *r, int w, int drop) {
   int i = slot_of(t, r);
+  t->took_slot = drop ? -1 : i;
   if (r->write == w) {
-    if (t->hot[w] != i) { /* the run found by gnext so far goes back to being found by its hash */
+    if (t->hot[w] != i) {
       qv_run *h = &t->runs[t->hot[w]];
-      if (h->seq && h->write == w) {
+      if (h->seq && h->write == w && h->succ != i + 1) {
+        /* streams taking turns (cg's rowp, col, val, p; lbm's family) are found through succ; when
+         * the turn changes, the run found by gnext so far goes back to being found by its hash
+         * (entries of runs that grew while found by succ may be stale: run_add_slow finds them) */
         next_put(t, h);
-        h->succ = i + 1; /* streams taking turns (cg's rowp, col, val, p; lbm's family) */
+        h->succ = i + 1;
       }
       t->hot[w] = i;
       const qv_run *p = &t->runs[r->succ ? r->succ - 1 : i];
@@ -529,6 +575,7 @@ static int family_split(qv_tls *t, qv_run *r) {
   t->fam_lo = R.lo;
   t->fam_hi = R.hi;
   uint32_t free = ~t->occ;
+  if (t->attached) detach_all(t);
   t->epoch++;
   for (uint64_t j = 0; j < R.blocks; j++) {
     qv_run *m = r;
@@ -547,6 +594,7 @@ static int family_split(qv_tls *t, qv_run *r) {
     m->seq = R.seq + j; /* block order: the order they were written in */
     m->lim_epoch = 0;
     m->succ = 0;
+    m->site = NULL;
     t->occ |= bit(slot_of(t, m));
     t->fam |= bit(slot_of(t, m));
     next_put(t, m);
@@ -622,6 +670,7 @@ static void __attribute__((noinline)) run_grow(qv_tls *t, qv_run *s, int how, ui
     took(t, s, w, 0);
     return;
   }
+  if (t->attached) detach_all(t);
   t->epoch++;
   if (how == GROW) {
     t->fam &= ~bit(si); /* a member growing past its block leaves the family */
@@ -722,9 +771,8 @@ again:;
  * from a value the loop loaded (`p[col[k]]`): the run shapes of one affine walk per PC (a second
  * block, interleaved streams, a new run replacing the PC's old one) are not looked for, so the
  * windows a gather reads (cg: p[i-m], p[i-1..i+1], p[i+m]) each stay one run. */
-static inline __attribute__((always_inline)) void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc,
-                                                         int width, int indexed) {
-  qv_tls *t = &qv_t;
+static inline __attribute__((always_inline)) void access(qv_tls *t, uintptr_t a, uintptr_t n, int w,
+                                                         uintptr_t pc, int width, int indexed) {
   uintptr_t e = a + n;
   if (a >= t->skip_lo[w] && e <= t->skip_hi[w]) return; /* the drop rule, for the last run used */
   if (!keep(t, a, n)) return;
@@ -757,10 +805,12 @@ static inline __attribute__((always_inline)) void access(uintptr_t a, uintptr_t 
     run_grow(t, s, how, a, n, w, pc, width);
     return;
   }
-  if (how == GROW) /* a is s's end: inside its window, nothing else to look at */
+  if (how == GROW) { /* a is s's end: inside its window, nothing else to look at */
     s->hi = e;
-  else
+    if (s->site) s->site->next = e; /* grown by another call site: the site continues after it */
+  } else {
     tail_add(s, a, e);
+  }
   if (s->width != width) s->width = 0;
   if ((t->fam & bit(slot_of(t, s))) && s->hi > t->fam_hi) t->fam_hi = s->hi;
   took(t, s, w, 0);
@@ -769,14 +819,57 @@ slow:
   run_add_slow(t, a, n, w, pc, width, indexed);
 }
 
+/* After an access from site c: hand the run that took it to c (a contiguous ordinary run, and only
+ * as far as the bytes are known to be kept), or tell c to call. */
+static void __attribute__((noinline)) site_take(qv_tls *t, qv_site *c) {
+  int i = t->took_slot;
+  qv_run *s = &t->runs[i];
+  if (s->site != c) {
+    for (uint32_t m = t->attached; m; m &= m - 1) { /* the run c fed before */
+      qv_run *r = &t->runs[__builtin_ctz(m)];
+      if (r->site == c) detach(t, r);
+    }
+    if (s->site) detach(t, s);
+    s->site = c;
+    t->attached |= bit(i);
+  }
+  if (s->lim_epoch != t->epoch) {
+    s->lim = run_window(t, s);
+    s->lim_epoch = t->epoch;
+  }
+  uintptr_t lim = s->lim;
+  uint64_t gen = atomic_load_explicit(t->dev < 0 ? &g_host.gen : &g_kstk_gen, memory_order_acquire);
+  if (!(t->fkeep && t->fgen == gen && s->hi >= t->flo && s->hi <= t->fhi)) lim = s->hi;
+  else if (t->fhi < lim) lim = t->fhi;
+  c->next = s->hi;
+  c->lim = lim;
+}
+
+static inline __attribute__((always_inline)) void access_at(uintptr_t a, uintptr_t n, int w, uintptr_t pc,
+                                                            int width, int indexed, qv_site *c) {
+  qv_tls *t = &qv_t;
+  if (t->attached) pull(t);
+  if (!c) {
+    access(t, a, n, w, pc, width, indexed);
+    return;
+  }
+  t->took_slot = -1;
+  access(t, a, n, w, pc, width, indexed);
+  int i = t->took_slot;
+  if (i < 0 || t->runs[i].stride || (t->fam & bit(i))) /* dropped, or not a contiguous ordinary run */
+    c->lim = 0;
+  else
+    site_take(t, c);
+}
+
 void qv_access_range(uintptr_t a, uintptr_t n, int write, uintptr_t pc) {
-  if (qv_rec && n) access(a, n, write, pc, 0, 0);
+  if (qv_rec && n) access_at(a, n, write, pc, 0, 0, NULL);
 }
 
 #define QV_RA ((uintptr_t)__builtin_return_address(0))
 #define QV_CB(kind, n, T, w)                                                          \
   void __sanitizer_cov_##kind##n(T *p) {                                              \
-    if (__builtin_expect(qv_rec, 1)) access((uintptr_t)p, n, w, QV_RA, n, 0);            \
+    if (__builtin_expect(qv_rec, 1)) access_at((uintptr_t)p, n, w, QV_RA, n, 0, NULL);   \
   }
 QV_CB(load, 1, uint8_t, 0)
 QV_CB(load, 2, uint16_t, 0)
@@ -793,29 +886,34 @@ QV_CB(store, 16, __int128, 1)
  * one load or store over a whole loop, reported once before the loop; the return address
  * carries the access's debug location. Same filtering and coalescing as one access of n bytes. */
 void __quiver_range_load(void *p, size_t n) {
-  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 0, QV_RA, 0, 0);
+  if (__builtin_expect(qv_rec, 1) && n) access_at((uintptr_t)p, n, 0, QV_RA, 0, 0, NULL);
 }
 void __quiver_range_store(void *p, size_t n) {
-  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 1, QV_RA, 0, 0);
+  if (__builtin_expect(qv_rec, 1) && n) access_at((uintptr_t)p, n, 1, QV_RA, 0, 0, NULL);
 }
 
 /* Block calls from the pass plugin: single accesses of `width` bytes each (0: mixed) over n
  * adjacent bytes, one after the other in straight-line code (an unrolled loop), reported at the
  * first: the same as their per-access callbacks. */
 void __quiver_block_load(void *p, size_t n, size_t width) {
-  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 0, QV_RA, (int)width, 0);
+  if (__builtin_expect(qv_rec, 1) && n) access_at((uintptr_t)p, n, 0, QV_RA, (int)width, 0, NULL);
 }
 void __quiver_block_store(void *p, size_t n, size_t width) {
-  if (__builtin_expect(qv_rec, 1) && n) access((uintptr_t)p, n, 1, QV_RA, (int)width, 0);
+  if (__builtin_expect(qv_rec, 1) && n) access_at((uintptr_t)p, n, 1, QV_RA, (int)width, 0, NULL);
 }
 
-/* Indexed accesses from the pass plugin (the address depends on a value the loop loaded): one
- * access of n bytes, like __sanitizer_cov_load<n>, without the affine-walk run shapes. */
-void __quiver_indexed_load(void *p, size_t n) {
-  if (__builtin_expect(qv_rec, 1)) access((uintptr_t)p, n, 0, QV_RA, (int)n, 1);
+/* Calls of the pass plugin from loops, with the call site's cache c (qv_site): n bytes at p, as
+ * one access (desc bits 0-7: its width, 0 for a range or mixed block), bit 8: indexed (the address
+ * depends on a value the loop loaded, `p[col[k]]`). */
+#define QV_DESC_WIDTH 0xff
+#define QV_DESC_INDEXED 0x100
+void __quiver_range_load_c(void *p, size_t n, size_t desc, qv_site *c) {
+  if (__builtin_expect(qv_rec, 1) && n)
+    access_at((uintptr_t)p, n, 0, QV_RA, (int)(desc & QV_DESC_WIDTH), (desc & QV_DESC_INDEXED) != 0, c);
 }
-void __quiver_indexed_store(void *p, size_t n) {
-  if (__builtin_expect(qv_rec, 1)) access((uintptr_t)p, n, 1, QV_RA, (int)n, 1);
+void __quiver_range_store_c(void *p, size_t n, size_t desc, qv_site *c) {
+  if (__builtin_expect(qv_rec, 1) && n)
+    access_at((uintptr_t)p, n, 1, QV_RA, (int)(desc & QV_DESC_WIDTH), (desc & QV_DESC_INDEXED) != 0, c);
 }
 
 /* Not used with func,trace-loads,trace-stores, but harmless if a build adds trace-pc-guard. */

@@ -30,6 +30,13 @@ enum { QV_ALLOC_MALLOC = 1, QV_ALLOC_CALLOC = 2, QV_ALLOC_REALLOC = 3, QV_ALLOC_
 #define QV_RUN_HASH_BITS 8
 #define QV_MAX_ARGS 64
 
+/* A call site's cache, in the program's thread-local storage (pass/quiver_range.cpp makes one per
+ * call site in a loop): an access of the site at `next` whose end is at most `lim` belongs to the
+ * run the site fed last, and the program appends it itself (next += bytes) without a call. */
+typedef struct qv_site {
+  uintptr_t next, lim;
+} qv_site;
+
 typedef struct qv_run {
   uintptr_t lo, hi; /* [lo, hi): the whole span (tail included) */
   /* stride 0: one contiguous block [lo, hi). Else `blocks` complete blocks [lo + i*stride, + bsize)
@@ -46,6 +53,7 @@ typedef struct qv_run {
   int32_t write;
   int32_t width;    /* bytes of each single access in the run; 0 = mixed or a hoisted range */
   int32_t succ;     /* 1 + slot of the run that took the next access of the kind last time (0 none) */
+  qv_site *site;    /* the call site that grows it without calls (NULL none) */
 } qv_run;
 
 /* What an offload entry wrapper tells the OMPT callbacks nested in it. */
@@ -83,6 +91,8 @@ typedef struct qv_tls {
   int32_t pslot[2];       /* its slot */
   uint32_t occ;           /* occupied run slots */
   uint32_t fam;           /* slots of the family: runs of one access with pairwise disjoint phases */
+  uint32_t attached;      /* slots of runs a call site grows (qv_run.site) */
+  int32_t took_slot;      /* the run that took the current access (-1: none, or dropped) */
   uintptr_t fam_pc, fam_stride, fam_bsize;
   int32_t fam_write;
   uintptr_t fam_lo, fam_hi;   /* hull of the family's runs (never shrinks until it is emitted) */

@@ -275,12 +275,15 @@ __attribute__((visibility("default"))) void __quiver_range_load(void *p, size_t 
 __attribute__((visibility("default"))) void __quiver_range_store(void *p, size_t n) {
   if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 1, QVM_RA);
 }
-/* Indexed accesses (`p[col[k]]`): one access of n bytes. */
-__attribute__((visibility("default"))) void __quiver_indexed_load(void *p, size_t n) {
-  if (__builtin_expect(qvm_on, 1)) access((uintptr_t)p, n, 0, QVM_RA);
+/* Calls from loops with a call-site cache (see qv_access.c): this tracer never hands a run to the
+ * site (its `lim` stays 0), so every access calls. */
+__attribute__((visibility("default"))) void __quiver_range_load_c(void *p, size_t n, size_t desc, void *c) {
+  (void)desc, (void)c;
+  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 0, QVM_RA);
 }
-__attribute__((visibility("default"))) void __quiver_indexed_store(void *p, size_t n) {
-  if (__builtin_expect(qvm_on, 1)) access((uintptr_t)p, n, 1, QVM_RA);
+__attribute__((visibility("default"))) void __quiver_range_store_c(void *p, size_t n, size_t desc, void *c) {
+  (void)desc, (void)c;
+  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 1, QVM_RA);
 }
 /* Block calls: adjacent single accesses of straight-line code, reported at the first. */
 __attribute__((visibility("default"))) void __quiver_block_load(void *p, size_t n, size_t width) {

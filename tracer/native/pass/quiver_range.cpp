@@ -30,15 +30,17 @@
 //  - block calls: same-kind accesses that follow each other in a block over adjacent bytes of one
 //    base (a fully unrolled loop), nothing between them touching those bytes the other way:
 //    `__quiver_block_load/store(lo, bytes, width)` before the first;
-//  - indexed accesses (the address depends on a value the loop loaded, `p[col[k]]`):
-//    `__quiver_indexed_load/store(p, bytes)`, so the tracer does not take a gather's windows for
-//    one strided walk;
+//  - call-site caches: a call inside a loop has a thread-local `{next, lim}` (qv_site); bytes that
+//    start at next and end by lim are appended by the program itself (next = end), else
+//    `__quiver_range_load_c/store_c(p, bytes, desc, cache)` (desc: width, bit 8 indexed: the
+//    address depends on a value the loop loaded, `p[col[k]]`, so the tracer does not take a
+//    gather's windows for one strided walk), after which the tracer refills the cache;
 //  - inline skip: each call is made only when the bytes are outside the interval the tracer
 //    publishes per thread and kind (`__quiver_skip`, initial-exec TLS in libquiver_rt: bytes of a
 //    pending run that drops such an access); volatile loads (any call may move it); the call is
 //    on the unlikely, out-of-line path, so a loop body's calls stay near each other.
 // QUIVER_NO_RANGE_PASS=1 at compile time: per-access only (the escape hatch);
-// QUIVER_NO_INLINE_SKIP=1: no inline check.
+// QUIVER_NO_INLINE_SKIP=1: neither inline check nor cache.
 
 #include "llvm/Analysis/AliasAnalysis.h"
 #include "llvm/Analysis/LoopInfo.h"
@@ -148,7 +150,8 @@ struct Site { // a per-access callback to emit
   Instruction *I;
   Access *A;
   Value *Guard;
-  bool Done = false; // reported by a block call
+  bool InLoop = false; // (before any block is split)
+  bool Done = false;   // reported by a block call
 };
 
 class Instrumenter {
@@ -162,8 +165,11 @@ class Instrumenter {
   std::map<Loop *, bool> Plain;
   SCEVExpander Exp;
 
+  std::vector<std::pair<CallInst *, bool>> LoopRanges; // range calls inside a loop (store?)
+
 public:
   bool InlineSkip = true;
+  bool SiteCache = true;
   Instrumenter(Function &F, LoopInfo &LI, DominatorTree &DT, ScalarEvolution &SE, AAResults &AA)
       : F(F), DL(F.getParent()->getDataLayout()), LI(LI), DT(DT), SE(SE), AA(AA),
         IntPtr(DL.getIntPtrType(F.getContext())), Exp(SE, DL, "qv") {}
@@ -377,7 +383,8 @@ public:
           }
           Value *N = B.CreateSub(Hi, Lo);
           if (Run) N = B.CreateSelect(Run, N, ConstantInt::get(IntPtr, 0));
-          B.CreateCall(A->Store ? RStore : RLoad, {B.CreateIntToPtr(Lo, B.getPtrTy()), N});
+          CallInst *CI = B.CreateCall(A->Store ? RStore : RLoad, {B.CreateIntToPtr(Lo, B.getPtrTy()), N});
+          if (SiteCache && LI.getLoopFor(T->getParent())) LoopRanges.push_back({CI, A->Store});
         }
         A->Guard = Ok;
       }
@@ -436,6 +443,38 @@ public:
     IRBuilder<> C(T);
     C.SetCurrentDebugLocation(Loc);
     C.CreateCall(CB, Args);
+  }
+
+  /// Before At, for [P, P+N) of kind Store from a call site in a loop: when the bytes continue the
+  /// run the site's cache (`qv_site` {next, lim}, thread-local, tracer/native/qv_omp_int.h) names,
+  /// up to its limit, the program appends them itself (next = end); otherwise checkedCall of
+  /// `__quiver_range_load_c/store_c(p, bytes, desc, cache)`, after which the tracer hands the site
+  /// the run that took the access (desc: width | indexed << 8).
+  void cachedCall(Instruction *At, Value *Guard, Value *P, Value *N, bool Store, unsigned Desc, const DebugLoc &Loc) {
+    Module &M = *F.getParent();
+    LLVMContext &Ctx = F.getContext();
+    StructType *SiteTy = StructType::get(IntPtr, IntPtr);
+    auto *GV = new GlobalVariable(M, SiteTy, false, GlobalValue::InternalLinkage, Constant::getNullValue(SiteTy),
+                                  "__quiver_site", nullptr, GlobalValue::GeneralDynamicTLSModel);
+    if (Guard) {
+      IRBuilder<> G(At);
+      At = SplitBlockAndInsertIfThen(G.CreateNot(Guard), At, false);
+    }
+    IRBuilder<> B(At);
+    Value *C = B.CreateThreadLocalAddress(GV);
+    Value *NextP = B.CreateStructGEP(SiteTy, C, 0), *LimP = B.CreateStructGEP(SiteTy, C, 1);
+    // volatile: the tracer moves and revokes the cache in any call
+    Value *Next = B.CreateLoad(IntPtr, NextP, /*isVolatile=*/true);
+    Value *Lim = B.CreateLoad(IntPtr, LimP, /*isVolatile=*/true);
+    Value *A = B.CreatePtrToInt(P, IntPtr), *E = B.CreateAdd(A, N);
+    Value *Hit = B.CreateAnd(B.CreateICmpEQ(A, Next), B.CreateICmpULE(E, Lim));
+    Instruction *ThenT, *ElseT;
+    SplitBlockAndInsertIfThenElse(Hit, At, &ThenT, &ElseT);
+    IRBuilder<>(ThenT).CreateStore(E, NextP, /*isVolatile=*/true);
+    Type *Void = Type::getVoidTy(Ctx), *Ptr = PointerType::getUnqual(Ctx);
+    FunctionCallee CB = callback(M, Store ? "__quiver_range_store_c" : "__quiver_range_load_c",
+                                 FunctionType::get(Void, {Ptr, IntPtr, IntPtr, Ptr}, false));
+    checkedCall(ElseT, nullptr, CB, {P, N, ConstantInt::get(IntPtr, Desc), C}, P, N, Store, Loc);
   }
 
   /// Accesses of one kind that follow each other in a block, over adjacent bytes of one base (a
@@ -530,7 +569,10 @@ public:
         IRBuilder<> B(At);
         Value *P = B.CreateConstGEP1_64(B.getInt8Ty(), G[0]->A->Ptr, Lo);
         Value *N = ConstantInt::get(IntPtr, Hi - Lo);
-        checkedCall(At, nullptr, CB, {P, N, ConstantInt::get(IntPtr, Width)}, P, N, Store, At->getDebugLoc());
+        if (G[First]->InLoop && SiteCache)
+          cachedCall(At, nullptr, P, N, Store, Width, At->getDebugLoc());
+        else
+          checkedCall(At, nullptr, CB, {P, N, ConstantInt::get(IntPtr, Width)}, P, N, Store, At->getDebugLoc());
         for (size_t X = K; X <= J; ++X) G[Off[X].second]->Done = true;
       }
       K = J + 1;
@@ -604,7 +646,7 @@ public:
     std::vector<Site> Sites;
     for (size_t K = 0; K < As.size(); ++K)
       for (Copy &C : Copies[K])
-        if (C.Call) Sites.push_back({C.I, &As[K], C.Guard});
+        if (C.Call) Sites.push_back({C.I, &As[K], C.Guard, LI.getLoopFor(C.I->getParent()) != nullptr});
     if (Hoist) blocks(Sites);
     static const char *Sizes[] = {"1", "2", "4", "8", "16"};
     for (Site &S : Sites) {
@@ -612,15 +654,18 @@ public:
       Access &A = *S.A;
       Value *P = getLoadStorePointerOperand(S.I);
       Value *N = ConstantInt::get(IntPtr, A.Bytes);
-      if (Hoist && indexed(A)) {
-        FunctionCallee CB = callback(M, A.Store ? "__quiver_indexed_store" : "__quiver_indexed_load",
-                                     FunctionType::get(Void, {Ptr, IntPtr}, false));
-        checkedCall(S.I, S.Guard, CB, {P, N}, P, N, A.Store, S.I->getDebugLoc());
+      if (S.InLoop && SiteCache) {
+        cachedCall(S.I, S.Guard, P, N, A.Store, A.Bytes | (indexed(A) ? 0x100 : 0), S.I->getDebugLoc());
         continue;
       }
       std::string Name = std::string("__sanitizer_cov_") + (A.Store ? "store" : "load") + Sizes[A.Idx];
       FunctionCallee CB = callback(M, Name, FunctionType::get(Void, {Ptr}, false));
       checkedCall(S.I, S.Guard, CB, {P}, P, N, A.Store, S.I->getDebugLoc());
+    }
+    // 4. range calls inside an outer loop (once per inner loop) get a cache too
+    for (auto &[CI, Store] : LoopRanges) {
+      cachedCall(CI, nullptr, CI->getArgOperand(0), CI->getArgOperand(1), Store, 0, CI->getDebugLoc());
+      CI->eraseFromParent();
     }
     return true;
   }
@@ -642,6 +687,7 @@ struct QuiverRangePass : PassInfoMixin<QuiverRangePass> {
     Instrumenter I(F, LI, DT, SE, AA);
     const char *NoSkip = std::getenv("QUIVER_NO_INLINE_SKIP");
     I.InlineSkip = H && !(NoSkip && *NoSkip && std::strcmp(NoSkip, "0") != 0); // -O0: plain callbacks
+    I.SiteCache = I.InlineSkip;
     return I.run(H) ? PreservedAnalyses::none() : PreservedAnalyses::all();
   }
 };
