@@ -362,7 +362,10 @@ static void __attribute__((noinline)) pulled(qv_tls *t, qv_run *r, uintptr_t nx)
     if (t->skip_slot[w] == i && t->skip_hi[w] > t->skip_lo[w]) skip_set(t, w, r->lo, nx);
 }
 
+static void chain_pull(qv_tls *t);
+
 static inline void pull(qv_tls *t) {
+  if (t->chain_site) chain_pull(t);
   for (uint32_t m = t->attached; m; m &= m - 1) {
     qv_run *r = &t->runs[__builtin_ctz(m)];
     uintptr_t nx = r->site->next;
@@ -378,7 +381,7 @@ static inline void detach(qv_tls *t, qv_run *r) {
 }
 
 static void detach_all(qv_tls *t) {
-  pull(t);
+  pull(t); /* (takes the chain back too) */
   for (uint32_t m = t->attached; m; m &= m - 1) detach(t, &t->runs[__builtin_ctz(m)]);
 }
 
@@ -395,6 +398,7 @@ static void skip_set(qv_tls *t, int w, uintptr_t lo, uintptr_t hi) {
 /* Write the run and free its slot. */
 static void run_emit(qv_tls *t, qv_run *r) {
   int i = slot_of(t, r);
+  t->emits++;
   if (r->site) detach(t, r);
   r->seq = 0;
   t->occ &= ~bit(i);
@@ -450,7 +454,7 @@ static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int
   r->succ = 0;
   r->site = NULL;
   t->occ |= bit(slot_of(t, r));
-  if (t->attached) detach_all(t);
+  if (t->attached || t->chain_site) detach_all(t);
   t->epoch++;
   next_put(t, r);
 }
@@ -575,7 +579,7 @@ static int family_split(qv_tls *t, qv_run *r) {
   t->fam_lo = R.lo;
   t->fam_hi = R.hi;
   uint32_t free = ~t->occ;
-  if (t->attached) detach_all(t);
+  if (t->attached || t->chain_site) detach_all(t);
   t->epoch++;
   for (uint64_t j = 0; j < R.blocks; j++) {
     qv_run *m = r;
@@ -670,7 +674,7 @@ static void __attribute__((noinline)) run_grow(qv_tls *t, qv_run *s, int how, ui
     took(t, s, w, 0);
     return;
   }
-  if (t->attached) detach_all(t);
+  if (t->attached || t->chain_site) detach_all(t);
   t->epoch++;
   if (how == GROW) {
     t->fam &= ~bit(si); /* a member growing past its block leaves the family */
@@ -842,13 +846,119 @@ static void __attribute__((noinline)) site_take(qv_tls *t, qv_site *c) {
   if (!(t->fkeep && t->fgen == gen && s->hi >= t->flo && s->hi <= t->fhi)) lim = s->hi;
   else if (t->fhi < lim) lim = t->fhi;
   c->next = s->hi;
+  c->step = 0;
   c->lim = lim;
+}
+
+/* The program appended k accesses of the chain: member chain_slot[j] took the block at
+ * chain_first + j * chain_step, j < k, exactly as access() would have (IN_TAIL, inside its window).
+ * The chain always ends here: the site calls again for its next access. */
+static void __attribute__((noinline)) chain_pull(qv_tls *t) {
+  qv_site *c = t->chain_site;
+  t->chain_site = NULL;
+  uintptr_t nx = c->next, at = t->chain_first;
+  c->lim = 0;
+  c->step = 0;
+  qv_run *last = NULL;
+  uintptr_t bsize = t->fam_bsize, stride = t->fam_stride;
+  int j = 0;
+  for (; j < t->chain_len && nx != at; j++, at += t->chain_step) {
+    qv_run *m = &t->runs[t->chain_slot[j]]; /* one whole block at its tail: tail_add, shorter */
+    m->blocks++;
+    m->hi = at + bsize;
+    m->tlo = m->thi = at + stride;
+    last = m;
+  }
+  t->chain_full = j == t->chain_len;
+  if (last && last->hi > t->fam_hi) t->fam_hi = last->hi; /* (the members ascend) */
+  if (last) { /* the last member is the one the next access of the kind continues (succ untouched) */
+    int w = last->write, i = slot_of(t, last);
+    qv_run *h = &t->runs[t->hot[w]];
+    if (t->hot[w] != i && h->seq && h->write == w) next_put(t, h);
+    t->hot[w] = i;
+    t->gnext[w] = run_next(last);
+    const qv_run *p = &t->runs[last->succ ? last->succ - 1 : i];
+    t->pslot[w] = last->succ - 1;
+    t->pnext[w] = last->succ && p->seq && p->write == w ? run_next(p) : 0;
+  }
+}
+
+/* After family member s took an access at a from site c: the members that came after it last time
+ * (succ), each continuing one step further on, with a whole block inside its window and the kept
+ * range: the program appends their next accesses itself (lbm: q = 1..18 of a cell after q = 0). */
+static void __attribute__((noinline)) chain_take(qv_tls *t, qv_site *c, uintptr_t a, uintptr_t n, uintptr_t pc) {
+  const qv_run *s = &t->runs[t->took_slot];
+  int k = 0;
+  uint32_t seen = bit(t->took_slot);
+  uint64_t g = atomic_load_explicit(t->dev < 0 ? &g_host.gen : &g_kstk_gen, memory_order_acquire);
+  if (t->chain_last_site == c && t->chain_full && t->took_slot == t->chain_head &&
+      a == t->chain_head_at + t->fam_stride && t->epoch == t->chain_epoch && t->run_seq == t->chain_seq &&
+      t->emits == t->chain_emits && t->chain_room >= (intptr_t)t->fam_stride && t->fkeep && t->fgen == g &&
+      a + t->chain_step >= t->flo && a + t->chain_len * t->chain_step + n <= t->fhi) {
+    /* the same chain one round further: every member moved one block (fam_stride) on */
+    t->chain_room -= (intptr_t)t->fam_stride;
+    t->chain_head_at = a;
+    t->chain_first = a + t->chain_step;
+    t->chain_full = 0;
+    t->chain_site = c;
+    c->next = t->chain_first;
+    c->step = t->chain_step - n;
+    c->lim = t->chain_first + (t->chain_len - 1) * t->chain_step + n;
+    return;
+  }
+  intptr_t room = INTPTR_MAX;
+  uintptr_t step = 0, at = a;
+  int kept = t->fkeep && t->fgen == g;
+  for (const qv_run *m = s; k < QV_CHAIN_MAX && m->succ;) {
+    int i = m->succ - 1;
+    m = &t->runs[i];
+    if (!m->seq || !(t->fam & bit(i)) || m->stride != t->fam_stride || m->thi != m->tlo || m->pc != pc ||
+        m->bsize != n)
+      break;
+    uintptr_t nx = m->tlo;
+    if (!k) step = nx - a;
+    if (nx != at + step || nx <= at || !kept || nx < t->flo || nx + n > t->fhi || (seen & bit(i))) break;
+    qv_run *mm = &t->runs[i];
+    if (mm->lim_epoch != t->epoch) {
+      mm->lim = run_window(t, mm);
+      mm->lim_epoch = t->epoch;
+    }
+    if (nx + n > mm->lim) break;
+    if ((intptr_t)(mm->lim - (nx + n)) < room) room = (intptr_t)(mm->lim - (nx + n));
+    seen |= bit(i);
+    t->chain_slot[k++] = (int8_t)i;
+    at = nx;
+  }
+  if (!k) {
+    c->lim = 0;
+    return;
+  }
+  for (uint32_t m = t->attached; m; m &= m - 1) { /* a run this site fed before */
+    qv_run *r = &t->runs[__builtin_ctz(m)];
+    if (r->site == c) detach(t, r);
+  }
+  t->chain_site = c;
+  t->chain_first = a + step;
+  t->chain_step = step;
+  t->chain_bytes = n;
+  t->chain_len = k;
+  t->chain_last_site = c;
+  t->chain_head = t->took_slot;
+  t->chain_head_at = a;
+  t->chain_full = 0;
+  t->chain_room = room;
+  t->chain_epoch = t->epoch;
+  t->chain_seq = t->run_seq;
+  t->chain_emits = t->emits;
+  c->next = a + step;
+  c->step = step - n;
+  c->lim = at + n;
 }
 
 static inline __attribute__((always_inline)) void access_at(uintptr_t a, uintptr_t n, int w, uintptr_t pc,
                                                             int width, int indexed, qv_site *c) {
   qv_tls *t = &qv_t;
-  if (t->attached) pull(t);
+  if (t->attached || t->chain_site) pull(t);
   if (!c) {
     access(t, a, n, w, pc, width, indexed);
     return;
@@ -856,10 +966,12 @@ static inline __attribute__((always_inline)) void access_at(uintptr_t a, uintptr
   t->took_slot = -1;
   access(t, a, n, w, pc, width, indexed);
   int i = t->took_slot;
-  if (i < 0 || t->runs[i].stride || (t->fam & bit(i))) /* dropped, or not a contiguous ordinary run */
-    c->lim = 0;
+  if (i >= 0 && !t->runs[i].stride && !(t->fam & bit(i)))
+    site_take(t, c); /* a contiguous ordinary run */
+  else if (i >= 0 && (t->fam & bit(i)) && t->runs[i].stride)
+    chain_take(t, c, a, n, pc); /* a family member */
   else
-    site_take(t, c);
+    c->lim = 0;
 }
 
 void qv_access_range(uintptr_t a, uintptr_t n, int write, uintptr_t pc) {

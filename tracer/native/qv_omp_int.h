@@ -31,11 +31,14 @@ enum { QV_ALLOC_MALLOC = 1, QV_ALLOC_CALLOC = 2, QV_ALLOC_REALLOC = 3, QV_ALLOC_
 #define QV_MAX_ARGS 64
 
 /* A call site's cache, in the program's thread-local storage (pass/quiver_range.cpp makes one per
- * call site in a loop): an access of the site at `next` whose end is at most `lim` belongs to the
- * run the site fed last, and the program appends it itself (next += bytes) without a call. */
+ * call site in a loop): an access of the site at `next` whose end is at most `lim` the program
+ * records itself, without a call: next = end + step. step 0: it belongs to the run the site fed
+ * last (contiguous); else to the next run of a chain of family members (qv_access.c). */
 typedef struct qv_site {
-  uintptr_t next, lim;
+  uintptr_t next, lim, step;
 } qv_site;
+
+#define QV_CHAIN_MAX 24
 
 typedef struct qv_run {
   uintptr_t lo, hi; /* [lo, hi): the whole span (tail included) */
@@ -93,6 +96,19 @@ typedef struct qv_tls {
   uint32_t fam;           /* slots of the family: runs of one access with pairwise disjoint phases */
   uint32_t attached;      /* slots of runs a call site grows (qv_run.site) */
   int32_t took_slot;      /* the run that took the current access (-1: none, or dropped) */
+  /* the chain of family members a call site appends to (chain_site NULL: none): member
+   * chain_slot[j] takes the access at chain_first + j * chain_step (chain_bytes bytes) */
+  qv_site *chain_site;
+  uintptr_t chain_first, chain_step, chain_bytes;
+  int32_t chain_len;
+  int8_t chain_slot[QV_CHAIN_MAX];
+  /* the last chain, for the next round (lbm: the next cell) when nothing else changed */
+  qv_site *chain_last_site;
+  int32_t chain_head, chain_full;
+  uintptr_t chain_head_at;
+  intptr_t chain_room;    /* how much further every member's block may move and stay in its window */
+  uint64_t chain_epoch, chain_seq, chain_emits;
+  uint64_t emits;         /* runs emitted so far (a chain's members are still pending while unchanged) */
   uintptr_t fam_pc, fam_stride, fam_bsize;
   int32_t fam_write;
   uintptr_t fam_lo, fam_hi;   /* hull of the family's runs (never shrinks until it is emitted) */

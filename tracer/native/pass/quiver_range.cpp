@@ -30,8 +30,8 @@
 //  - block calls: same-kind accesses that follow each other in a block over adjacent bytes of one
 //    base (a fully unrolled loop), nothing between them touching those bytes the other way:
 //    `__quiver_block_load/store(lo, bytes, width)` before the first;
-//  - call-site caches: a call inside a loop has a thread-local `{next, lim}` (qv_site); bytes that
-//    start at next and end by lim are appended by the program itself (next = end), else
+//  - call-site caches: a call inside a loop has a thread-local `{next, lim, step}` (qv_site); bytes
+//    that start at next and end by lim are recorded by the program itself (next = end + step), else
 //    `__quiver_range_load_c/store_c(p, bytes, desc, cache)` (desc: width, bit 8 indexed: the
 //    address depends on a value the loop loaded, `p[col[k]]`, so the tracer does not take a
 //    gather's windows for one strided walk), after which the tracer refills the cache;
@@ -445,15 +445,15 @@ public:
     C.CreateCall(CB, Args);
   }
 
-  /// Before At, for [P, P+N) of kind Store from a call site in a loop: when the bytes continue the
-  /// run the site's cache (`qv_site` {next, lim}, thread-local, tracer/native/qv_omp_int.h) names,
-  /// up to its limit, the program appends them itself (next = end); otherwise checkedCall of
+  /// Before At, for [P, P+N) of kind Store from a call site in a loop: when the bytes start where
+  /// the site's cache (`qv_site` {next, lim, step}, thread-local, tracer/native/qv_omp_int.h) says
+  /// and end by its limit, the program records them itself (next = end + step); otherwise checkedCall of
   /// `__quiver_range_load_c/store_c(p, bytes, desc, cache)`, after which the tracer hands the site
   /// the run that took the access (desc: width | indexed << 8).
   void cachedCall(Instruction *At, Value *Guard, Value *P, Value *N, bool Store, unsigned Desc, const DebugLoc &Loc) {
     Module &M = *F.getParent();
     LLVMContext &Ctx = F.getContext();
-    StructType *SiteTy = StructType::get(IntPtr, IntPtr);
+    StructType *SiteTy = StructType::get(IntPtr, IntPtr, IntPtr);
     auto *GV = new GlobalVariable(M, SiteTy, false, GlobalValue::InternalLinkage, Constant::getNullValue(SiteTy),
                                   "__quiver_site", nullptr, GlobalValue::GeneralDynamicTLSModel);
     if (Guard) {
@@ -470,7 +470,9 @@ public:
     Value *Hit = B.CreateAnd(B.CreateICmpEQ(A, Next), B.CreateICmpULE(E, Lim));
     Instruction *ThenT, *ElseT;
     SplitBlockAndInsertIfThenElse(Hit, At, &ThenT, &ElseT);
-    IRBuilder<>(ThenT).CreateStore(E, NextP, /*isVolatile=*/true);
+    IRBuilder<> Then(ThenT);
+    Value *Step = Then.CreateLoad(IntPtr, Then.CreateStructGEP(SiteTy, C, 2), /*isVolatile=*/true);
+    Then.CreateStore(Then.CreateAdd(E, Step), NextP, /*isVolatile=*/true);
     Type *Void = Type::getVoidTy(Ctx), *Ptr = PointerType::getUnqual(Ctx);
     FunctionCallee CB = callback(M, Store ? "__quiver_range_store_c" : "__quiver_range_load_c",
                                  FunctionType::get(Void, {Ptr, IntPtr, IntPtr, Ptr}, false));
