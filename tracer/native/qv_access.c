@@ -349,8 +349,8 @@ static inline void emit_one(qv_tls *t, const qv_run *r, uintptr_t lo, uintptr_t 
  * and the end of its window (run_window, within the filter cache's kept range). The program then
  * appends the site's accesses at `next` up to `lim` itself; that is exactly what the fast path of
  * access() would do (same pc, no other run there, bytes kept). Every entry into the tracer first
- * pulls what the sites appended; a run that is emitted or whose window may have moved (a run
- * started or changed shape: the epoch moved) is taken back (lim = 0). */
+ * pulls what the sites appended; a run that is emitted, changes shape, or whose window another
+ * run's bytes enter (windows_cut) is taken back (lim = 0). */
 
 static void skip_set(qv_tls *t, int w, uintptr_t lo, uintptr_t hi);
 
@@ -380,10 +380,6 @@ static inline void detach(qv_tls *t, qv_run *r) {
   t->attached &= ~bit(slot_of(t, r));
 }
 
-static void detach_all(qv_tls *t) {
-  pull(t); /* (takes the chain back too) */
-  for (uint32_t m = t->attached; m; m &= m - 1) detach(t, &t->runs[__builtin_ctz(m)]);
-}
 
 /* The bytes of a pending run where accesses of kind w are dropped (run_add_slow's first rule). */
 static void skip_set(qv_tls *t, int w, uintptr_t lo, uintptr_t hi) {
@@ -415,6 +411,21 @@ static void run_emit(qv_tls *t, qv_run *r) {
     if (r->thi > r->tlo) emit_one(t, r, r->tlo, r->thi - r->tlo, 0, 1);
   }
   t->in_tool--;
+}
+
+static inline uintptr_t run_next(const qv_run *r);
+
+/* Bytes [lo, hi) now belong to run except (a new run, or its new shape): every other run whose
+ * window they enter loses the window (recomputed when it next grows) and its call site; a
+ * reused chain is rebuilt. Windows they do not enter stay valid. */
+static void windows_cut(qv_tls *t, uintptr_t lo, uintptr_t hi, const qv_run *except) {
+  for (uint32_t m = t->occ; m; m &= m - 1) {
+    qv_run *o = &t->runs[__builtin_ctz(m)];
+    if (o == except || !o->lim_ok || lo >= o->lim || hi <= run_next(o)) continue;
+    o->lim_ok = 0;
+    if (o->site) detach(t, o);
+    t->epoch++;
+  }
 }
 
 /* Emit the runs of mask m in start order. */
@@ -450,12 +461,11 @@ static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int
   r->write = w;
   r->t0 = qv_stamp();
   r->seq = t->run_seq += QV_SEQ_STEP;
-  r->lim_epoch = 0;
+  r->lim_ok = 0;
   r->succ = 0;
   r->site = NULL;
   t->occ |= bit(slot_of(t, r));
-  if (t->attached || t->chain_site) detach_all(t);
-  t->epoch++;
+  windows_cut(t, a, a + n, r);
   next_put(t, r);
 }
 
@@ -578,9 +588,7 @@ static int family_split(qv_tls *t, qv_run *r) {
   t->fam_stride = 0; /* set by the first member that becomes strided */
   t->fam_lo = R.lo;
   t->fam_hi = R.hi;
-  uint32_t free = ~t->occ;
-  if (t->attached || t->chain_site) detach_all(t);
-  t->epoch++;
+  uint32_t free = ~t->occ; /* (the members hold R's bytes: no other run's window changes) */
   for (uint64_t j = 0; j < R.blocks; j++) {
     qv_run *m = r;
     if (j) {
@@ -596,7 +604,7 @@ static int family_split(qv_tls *t, qv_run *r) {
     m->width = R.width;
     m->t0 = R.t0;
     m->seq = R.seq + j; /* block order: the order they were written in */
-    m->lim_epoch = 0;
+    m->lim_ok = 0;
     m->succ = 0;
     m->site = NULL;
     t->occ |= bit(slot_of(t, m));
@@ -674,8 +682,7 @@ static void __attribute__((noinline)) run_grow(qv_tls *t, qv_run *s, int how, ui
     took(t, s, w, 0);
     return;
   }
-  if (t->attached || t->chain_site) detach_all(t);
-  t->epoch++;
+  if (s->site) detach(t, s);
   if (how == GROW) {
     t->fam &= ~bit(si); /* a member growing past its block leaves the family */
     if (a < s->lo) s->lo = a;
@@ -695,6 +702,8 @@ static void __attribute__((noinline)) run_grow(qv_tls *t, qv_run *s, int how, ui
   if (t->fam & bit(si)) {
     if (s->hi > t->fam_hi) t->fam_hi = s->hi;
   }
+  s->lim_ok = 0;
+  windows_cut(t, s->lo, s->hi, s);
   next_put(t, s);
   took(t, s, w, 0);
 }
@@ -801,9 +810,9 @@ static inline __attribute__((always_inline)) void access(qv_tls *t, uintptr_t a,
     if (!(s->thi > s->tlo ? d < QV_NEAR_PC && e - s->tlo <= s->bsize : s->pc == pc && n <= s->bsize)) goto slow;
     how = IN_TAIL;
   }
-  if (s->lim_epoch != t->epoch) {
+  if (!s->lim_ok) {
     s->lim = run_window(t, s);
-    s->lim_epoch = t->epoch;
+    s->lim_ok = 1;
   }
   if (QV_UNLIKELY(e > s->lim)) {
     run_grow(t, s, how, a, n, w, pc, width);
@@ -837,9 +846,9 @@ static void __attribute__((noinline)) site_take(qv_tls *t, qv_site *c) {
     s->site = c;
     t->attached |= bit(i);
   }
-  if (s->lim_epoch != t->epoch) {
+  if (!s->lim_ok) {
     s->lim = run_window(t, s);
-    s->lim_epoch = t->epoch;
+    s->lim_ok = 1;
   }
   uintptr_t lim = s->lim;
   uint64_t gen = atomic_load_explicit(t->dev < 0 ? &g_host.gen : &g_kstk_gen, memory_order_acquire);
@@ -919,9 +928,9 @@ static void __attribute__((noinline)) chain_take(qv_tls *t, qv_site *c, uintptr_
     if (!k) step = nx - a;
     if (nx != at + step || nx <= at || !kept || nx < t->flo || nx + n > t->fhi || (seen & bit(i))) break;
     qv_run *mm = &t->runs[i];
-    if (mm->lim_epoch != t->epoch) {
+    if (!mm->lim_ok) {
       mm->lim = run_window(t, mm);
-      mm->lim_epoch = t->epoch;
+      mm->lim_ok = 1;
     }
     if (nx + n > mm->lim) break;
     if ((intptr_t)(mm->lim - (nx + n)) < room) room = (intptr_t)(mm->lim - (nx + n));

@@ -49,7 +49,7 @@ typedef struct qv_run {
   uint64_t recip;   /* ceil(2^64 / stride): block index of an offset below 2^32 by one multiply */
   uintptr_t phase;  /* family members: lo mod the family stride */
   uintptr_t lim;    /* no other pending run touches [where the run continues, lim) ... */
-  uint64_t lim_epoch; /* ... while the thread's epoch is this one */
+  int32_t lim_ok;   /* ... when set (cleared when a run's bytes may have entered the window) */
   uintptr_t pc;
   int64_t t0;
   uint64_t seq;     /* start order among this thread's runs (0 = slot empty) */
@@ -84,7 +84,7 @@ typedef struct qv_tls {
   uintptr_t stk_base_lo;  /* lowest address of this thread's stack (cached) */
   uintptr_t stk_top;      /* highest address of this thread's stack (cached, workers) */
   uint64_t run_seq;
-  uint64_t epoch;         /* bumped when a run starts or changes other than by growing in its window */
+  uint64_t epoch;         /* bumped when a run's window is taken away (windows_cut) */
   /* access fast paths (qv_access.c), per kind (0 read, 1 write) */
   uintptr_t skip_lo[2], skip_hi[2]; /* bytes of a pending run that drops such an access there */
   int32_t skip_slot[2];   /* that run's slot */
