@@ -161,6 +161,21 @@ def _map_bytes(shadow, s0, s1, keep, set_bits, mode, shift):
 
 
 @njit(cache=True)
+def _bytes_unchanged(shadow, s0, s1, keep, set_bits):
+    """Whether the plain map (keep, set) leaves every shadow byte in [s0, s1) as it is.
+
+    A byte v is unchanged iff (v & m) == set with m = ~keep | set; the test runs in the shadow's
+    own width so that it vectorises, and reads without writing."""
+    a = shadow[s0:s1]
+    m = a.dtype.type(~keep | set_bits)
+    want = a.dtype.type(set_bits)
+    diff = a.dtype.type(0)
+    for i in range(len(a)):
+        diff |= (a[i] & m) ^ want
+    return diff == 0
+
+
+@njit(cache=True)
 def _bounds_bytes(shadow, s0, s1):
     """(AND, OR) of shadow bytes [s0, s1)."""
     a = shadow[s0:s1]
@@ -202,8 +217,9 @@ def _map_range(shadow, blo, bhi, bcnt, lgb, s0, s1, keep, set_bits, mode, shift)
                     blo[b] = lb & lo
                     bhi[b] = ub | hi
                     bcnt[b] = e - s0
-        elif not (mode == MAP_PLAIN and _fmap(lb, keep, set_bits, mode, shift) == lb
-                  and _fmap(ub, keep, set_bits, mode, shift) == ub):   # else: no byte changes
+        elif not (mode == MAP_PLAIN and (_unchanged(lb, ub, keep, set_bits)
+                                         or _bytes_unchanged(shadow, s0, e, keep, set_bits))):
+            # (else no byte changes: a sweep rewriting what it wrote last time only reads the bytes)
             lo, hi = _map_bytes(shadow, s0, e, keep, set_bits, mode, shift)
             if full:
                 blo[b] = lo
