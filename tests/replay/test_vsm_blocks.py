@@ -175,3 +175,17 @@ def test_strided_rows_over_a_span_that_is_not_all_valid_are_checked_block_by_blo
     b.access(DEV0 + 40, 16, device=0, construct=c, site=site(14), stride=64, blocks=100)  # now settled: clean
     b.access(DEV0 + 8, 8, write=True, device=0, construct=c, site=site(15), stride=64, blocks=100)
     assert detections(b) == [("uum", 0, 48, 99 * 64 + 55, 100 * 8, 1, line_of(b, 12))]
+
+
+def test_a_sweep_rewriting_a_split_block_still_changes_the_bytes_it_has_not_written_yet():
+    """The second and third device sweeps over rows with unwritten borders find most bytes already
+    written (the read-only check); the third also writes one border byte, which must go stale on
+    the host, and the host read of the untouched borders stays valid."""
+    b = LogBuilder()
+    c = mapped(b)[0]
+    for _ in range(2):   # rows of 1000 bytes every 1024: 24 border bytes per row keep the copied state
+        b.access(DEV0, 1000, write=True, device=0, construct=c, site=site(10), stride=1024, blocks=12)
+    b.access(DEV0, 1001, write=True, device=0, construct=c, site=site(11), stride=1024, blocks=12)
+    b.access(HOST + 1001, 23, site=site(12))                            # border bytes: host copy valid
+    b.access(HOST + 1000, 1, site=site(13))                             # written by the last sweep
+    assert detections(b) == [("stale", -1, 1000, 1000, 1, 1, line_of(b, 13))]
