@@ -68,6 +68,11 @@ def test_analysis_numbers(results: dict) -> None:
     for k in [syn, *[k for k in results["kernels"] if k.get("recorded")]]:
         a = k["analyze"]
         assert _positive(a["seconds"]) and _positive(a["events_per_s"]) and _positive(a["peak_rss_mib"]), k["name"]
+    c = syn["checker"]   # the VSM alone, and split into decoding the log and the kernel
+    assert c["findings"] == 0 and c["events"] == syn["log"]["events"]
+    assert _positive(c["decode_s"]) and _positive(c["kernel_s"]) and _positive(c["kernel_events_per_s"])
+    assert set(c["decoded_columns"]) >= {"kind", "addr", "size", "device", "op"}
+    assert results["summary"]["vsm_kernel_events_per_s"] == c["kernel_events_per_s"]
 
 
 def test_tools_measured_or_explained(results: dict) -> None:
