@@ -391,10 +391,24 @@ static void skip_set(qv_tls *t, int w, uintptr_t lo, uintptr_t hi) {
   }
 }
 
-/* Write the run and free its slot. */
+/* Write the run and free its slot. A run written out while one that started before it is still
+ * pending (replaced, evicted, restarted; not at a flush) leaves its bytes in the ghost: the older
+ * run may still reach them, and growing over them would stamp accesses made after this run's with
+ * a time before it (a read of bytes this run wrote would come before the write in the log). */
 static void run_emit(qv_tls *t, qv_run *r) {
   int i = slot_of(t, r);
   t->emits++;
+  int member = (t->fam & bit(i)) != 0;
+  for (uint32_t m = t->occ & ~bit(i) & (member ? ~t->fam : ~0u); m; m &= m - 1) {
+    if (t->runs[__builtin_ctz(m)].seq > r->seq) continue;
+    if (t->ghost_hi <= t->ghost_lo) t->ghost_lo = r->lo, t->ghost_hi = r->hi;
+    if (r->lo < t->ghost_lo) t->ghost_lo = r->lo;
+    if (r->hi > t->ghost_hi) t->ghost_hi = r->hi;
+    if (r->seq > t->ghost_seq) t->ghost_seq = r->seq;
+    t->ghost_w |= r->write;
+    t->ghost_gen |= !member;
+    break;
+  }
   if (r->site) detach(t, r);
   r->seq = 0;
   t->occ &= ~bit(i);
@@ -445,9 +459,12 @@ static void runs_emit(qv_tls *t, uint32_t m) {
 void qv_runs_flush(qv_tls *t) {
   if (!t->occ) return;
   pull(t);
-  runs_emit(t, t->occ);
+  runs_emit(t, t->occ); /* in start order: none of them leaves a ghost */
   t->fam = 0;
   t->run_seq = 0;
+  t->ghost_lo = t->ghost_hi = 0;
+  t->ghost_seq = 0;
+  t->ghost_w = t->ghost_gen = 0;
 }
 
 static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int w, uintptr_t pc,
@@ -588,6 +605,7 @@ static int family_split(qv_tls *t, qv_run *r) {
   t->fam_stride = 0; /* set by the first member that becomes strided */
   t->fam_lo = R.lo;
   t->fam_hi = R.hi;
+  t->ghost_gen = 1; /* the old family's bytes are foreign to the new one */
   uint32_t free = ~t->occ; /* (the members hold R's bytes: no other run's window changes) */
   for (uint64_t j = 0; j < R.blocks; j++) {
     qv_run *m = r;
@@ -650,6 +668,11 @@ static uintptr_t run_window(const qv_tls *t, const qv_run *s) {
     uintptr_t l = o->lo > nx ? o->lo : nx;
     if (l < lim) lim = l;
   }
+  if (s->seq < t->ghost_seq && t->ghost_hi > nx && (t->ghost_gen || !(t->fam & bit(si)))) {
+    /* bytes of runs written out after s started */
+    uintptr_t l = t->ghost_lo > nx ? t->ghost_lo : nx;
+    if (l < lim) lim = l;
+  }
   return lim;
 }
 
@@ -676,6 +699,9 @@ static void __attribute__((noinline)) run_grow(qv_tls *t, qv_run *s, int how, ui
     }
     if (o->seq > s->seq && (o->write || w) && run_hits(o, a, e)) conflict = 1;
   }
+  if (s->seq < t->ghost_seq && (t->ghost_w || w) && a < t->ghost_hi && e > t->ghost_lo &&
+      (t->ghost_gen || !(t->fam & bit(si))))
+    conflict = 1;
   if (QV_UNLIKELY(conflict)) {
     run_emit(t, s);
     run_start(t, s, a, n, w, pc, width);
