@@ -8,6 +8,7 @@ next to valgrind memcheck and the sanitizers; prints one table and writes bench/
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import platform
@@ -94,11 +95,31 @@ def machine() -> dict[str, Any]:
     }
 
 
+def lock_workdir(workdir: Path):
+    """Hold ``workdir/.lock`` for this process's life: two benches in one workdir would delete and
+    overwrite each other's logs (a run of one then reads a half-written or missing log of the other)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    f = open(workdir / ".lock", "a+")  # noqa: SIM115 - kept open until the process exits
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        holder = f.read().strip() or "?"
+        print(f"bench: error: another bench run (pid {holder}) is using {workdir}; wait for it or pass "
+              "--workdir DIR", file=sys.stderr)
+        sys.exit(2)
+    f.truncate(0)
+    f.write(f"{os.getpid()}\n")
+    f.flush()
+    return f
+
+
 def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     a = parse_args(argv)
+    lock = lock_workdir(a.workdir.resolve())  # noqa: F841 - held until exit
     quick = a.quick
     synthetic_events = a.synthetic if a.synthetic is not None else (SYNTHETIC_QUICK if quick else SYNTHETIC_EVENTS)
     settings = Settings(repeat=a.repeat, quick=quick, tools=not a.no_tools, full=not a.no_full, tool_timeout=a.tool_timeout,

@@ -79,3 +79,19 @@ def test_bad_options_give_one_line_and_exit_2(args: list[str], message: str) -> 
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and message in r.stderr and r.stderr.startswith("bench: error:")
     assert r.stdout == ""
+
+
+def test_a_second_bench_in_the_same_workdir_is_refused(tmp_path: Path) -> None:
+    """Two benches sharing a workdir delete each other's logs: the second one stops at once."""
+    import fcntl
+    import os
+
+    with open(tmp_path / ".lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.write(f"{os.getpid()}\n")
+        held.flush()
+        r = subprocess.run([sys.executable, str(BENCH / "run.py"), "--workdir", str(tmp_path), "--no-full",
+                            "--no-tools", "--synthetic", "1000"], capture_output=True, text=True, check=False)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == (f"bench: error: another bench run (pid {os.getpid()}) is using {tmp_path}; "
+                        "wait for it or pass --workdir DIR\n")
