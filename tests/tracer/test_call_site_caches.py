@@ -24,7 +24,7 @@ CACHE = Path(__file__).resolve().parents[1] / "programs" / "cache"
 # program -> reference builds besides -O2 per access
 PROGRAMS = {
     "update_chunks": (), "update_chunks_ok": (), "alternate_arrays": (), "break_early": (),
-    "reuse_rounds": (), "host_team_fill": (),
+    "partial_kernel": (), "device_steps": (), "reuse_rounds": (), "host_team_fill": (),
     "scatter_overflow": (), "gather_overflow": (),
     # at -O2 the per-access build's loop is vectorised: only -O1 shows its per-access order
     "write_ahead": ("-O1",),

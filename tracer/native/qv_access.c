@@ -471,6 +471,7 @@ static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int
                              int width) {
   r->lo = a;
   r->width = width;
+  r->ranged = !width;
   r->hi = a + n;
   r->stride = 0;
   r->blocks = 1;
@@ -620,6 +621,7 @@ static int family_split(qv_tls *t, qv_run *r) {
     m->pc = R.pc;
     m->write = R.write;
     m->width = R.width;
+    m->ranged = R.ranged;
     m->t0 = R.t0;
     m->seq = R.seq + j; /* block order: the order they were written in */
     m->lim_ok = 0;
@@ -759,6 +761,7 @@ again:;
     }
     if (r->write != w) continue;
     uintptr_t d = pc > r->pc ? pc - r->pc : r->pc - pc;
+    if (d && r->ranged != !width) d = QV_NEAR_PC; /* a range and a single access: not one loop body */
     if (!r->stride) {
       if (near && d < QV_NEAR_PC) { /* adjacent or overlapping */
         if (!s) s = r, how = GROW;
@@ -828,6 +831,7 @@ static inline __attribute__((always_inline)) void access(qv_tls *t, uintptr_t a,
     if (!s->seq || s->write != w || run_next(s) != a) goto slow;
   }
   uintptr_t d = pc > s->pc ? pc - s->pc : s->pc - pc;
+  if (d && s->ranged != !width) goto slow;
   int how;
   if (!s->stride) {
     if (d >= QV_NEAR_PC) goto slow;

@@ -56,6 +56,9 @@ typedef struct qv_run {
   int32_t write;
   int32_t width;    /* bytes of each single access in the run; 0 = mixed or a hoisted range */
   int32_t succ;     /* 1 + slot of the run that took the next access of the kind last time (0 none) */
+  int32_t ranged;   /* started by a range (width 0: a hoisted loop, mem*): grows with another PC's
+                       accesses only when they are ranges too (a range call sits in a loop's
+                       preheader, near code that is not that loop's body) */
   qv_site *site;    /* the call site that grows it without calls (NULL none) */
 } qv_run;
 
