@@ -401,12 +401,12 @@ static void run_emit(qv_tls *t, qv_run *r) {
   int member = (t->fam & bit(i)) != 0;
   for (uint32_t m = t->occ & ~bit(i) & (member ? ~t->fam : ~0u); m; m &= m - 1) {
     if (t->runs[__builtin_ctz(m)].seq > r->seq) continue;
-    if (t->ghost_hi <= t->ghost_lo) t->ghost_lo = r->lo, t->ghost_hi = r->hi;
-    if (r->lo < t->ghost_lo) t->ghost_lo = r->lo;
-    if (r->hi > t->ghost_hi) t->ghost_hi = r->hi;
-    if (r->seq > t->ghost_seq) t->ghost_seq = r->seq;
-    t->ghost_w |= r->write;
-    t->ghost_gen |= !member;
+    int w = r->write;
+    if (t->ghost_hi[w] <= t->ghost_lo[w]) t->ghost_lo[w] = r->lo, t->ghost_hi[w] = r->hi;
+    if (r->lo < t->ghost_lo[w]) t->ghost_lo[w] = r->lo;
+    if (r->hi > t->ghost_hi[w]) t->ghost_hi[w] = r->hi;
+    if (r->seq > t->ghost_seq[w]) t->ghost_seq[w] = r->seq;
+    t->ghost_gen[w] |= !member;
     break;
   }
   if (r->site) detach(t, r);
@@ -462,9 +462,11 @@ void qv_runs_flush(qv_tls *t) {
   runs_emit(t, t->occ); /* in start order: none of them leaves a ghost */
   t->fam = 0;
   t->run_seq = 0;
-  t->ghost_lo = t->ghost_hi = 0;
-  t->ghost_seq = 0;
-  t->ghost_w = t->ghost_gen = 0;
+  for (int w = 0; w < 2; w++) {
+    t->ghost_lo[w] = t->ghost_hi[w] = 0;
+    t->ghost_seq[w] = 0;
+    t->ghost_gen[w] = 0;
+  }
 }
 
 static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int w, uintptr_t pc,
@@ -606,7 +608,7 @@ static int family_split(qv_tls *t, qv_run *r) {
   t->fam_stride = 0; /* set by the first member that becomes strided */
   t->fam_lo = R.lo;
   t->fam_hi = R.hi;
-  t->ghost_gen = 1; /* the old family's bytes are foreign to the new one */
+  t->ghost_gen[0] = t->ghost_gen[1] = 1; /* the old family's bytes are foreign to the new one */
   uint32_t free = ~t->occ; /* (the members hold R's bytes: no other run's window changes) */
   for (uint64_t j = 0; j < R.blocks; j++) {
     qv_run *m = r;
@@ -670,11 +672,12 @@ static uintptr_t run_window(const qv_tls *t, const qv_run *s) {
     uintptr_t l = o->lo > nx ? o->lo : nx;
     if (l < lim) lim = l;
   }
-  if (s->seq < t->ghost_seq && t->ghost_hi > nx && (t->ghost_gen || !(t->fam & bit(si)))) {
-    /* bytes of runs written out after s started */
-    uintptr_t l = t->ghost_lo > nx ? t->ghost_lo : nx;
-    if (l < lim) lim = l;
-  }
+  for (int w = 0; w < 2; w++) /* bytes of runs written out after s started that s may not meet */
+    if ((w || s->write) && s->seq < t->ghost_seq[w] && t->ghost_hi[w] > nx &&
+        (t->ghost_gen[w] || !(t->fam & bit(si)))) {
+      uintptr_t l = t->ghost_lo[w] > nx ? t->ghost_lo[w] : nx;
+      if (l < lim) lim = l;
+    }
   return lim;
 }
 
@@ -701,9 +704,10 @@ static void __attribute__((noinline)) run_grow(qv_tls *t, qv_run *s, int how, ui
     }
     if (o->seq > s->seq && (o->write || w) && run_hits(o, a, e)) conflict = 1;
   }
-  if (s->seq < t->ghost_seq && (t->ghost_w || w) && a < t->ghost_hi && e > t->ghost_lo &&
-      (t->ghost_gen || !(t->fam & bit(si))))
-    conflict = 1;
+  for (int g = 0; g < 2; g++)
+    if ((g || w) && s->seq < t->ghost_seq[g] && a < t->ghost_hi[g] && e > t->ghost_lo[g] &&
+        (t->ghost_gen[g] || !(t->fam & bit(si))))
+      conflict = 1;
   if (QV_UNLIKELY(conflict)) {
     run_emit(t, s);
     run_start(t, s, a, n, w, pc, width);

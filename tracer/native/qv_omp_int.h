@@ -115,13 +115,14 @@ typedef struct qv_tls {
   uintptr_t fam_pc, fam_stride, fam_bsize;
   int32_t fam_write;
   uintptr_t fam_lo, fam_hi;   /* hull of the family's runs (never shrinks until it is emitted) */
-  /* hull of the runs written out while a run that started before them was still pending, and the
-   * latest start among them: such an older run may not grow into it (its time would put the new
-   * bytes before those runs' accesses); ghost_w: one of them wrote; ghost_gen: one of them was not
-   * a member of the current family (else the members, whose phases never meet, need not look) */
-  uintptr_t ghost_lo, ghost_hi;
-  uint64_t ghost_seq;
-  int32_t ghost_w, ghost_gen;
+  /* per kind (0 read, 1 write): hull of the runs written out while a run that started before them
+   * was still pending, and the latest start among them: such an older run may not grow into it
+   * (its time would put the new bytes before those runs' accesses) when one of the two writes;
+   * ghost_gen: one of them was not a member of the current family (else the members, whose phases
+   * never meet, need not look) */
+  uintptr_t ghost_lo[2], ghost_hi[2];
+  uint64_t ghost_seq[2];
+  int32_t ghost_gen[2];
   uint8_t next[1 << QV_RUN_HASH_BITS]; /* 1 + slot of the run that continues at an address (by hash), 0 none */
   /* filter caches: [flo, fhi) needs no lookup while fgen is current */
   uintptr_t flo, fhi;
