@@ -872,6 +872,24 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
             di = devmap[dv]
             if di < 0:
                 continue
+        if di >= 0 and nblk == 1 and not watching:
+            # the common row: one device range inside a cached CV and one shadow block that decides it
+            key0 = ((rk * ndev + di) << SHIFT) | a0
+            if not (d_lo <= key0 and key0 + sz <= d_hi) and d2_lo <= key0 and key0 + sz <= d2_hi:
+                d_lo, d2_lo = d2_lo, d_lo
+                d_hi, d2_hi = d2_hi, d_hi
+                d_sh, d2_sh = d2_sh, d_sh
+                d_e, d2_e = d2_e, d_e
+            if d_lo <= key0 and key0 + sz <= d_hi and ((a0 | (a0 + sz)) >> SHIFT) == 0:
+                s0 = d_sh + (key0 - d_lo)
+                b0 = s0 >> lgb
+                if (s0 + sz - 1) >> lgb == b0:
+                    cvv, cvi = _cv_bits(di)
+                    if write:
+                        if _unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi):
+                            continue
+                    elif (blo[b0] & cvv) != 0:
+                        continue
         if di >= 0 and nblk > 1 and a0 >= 0 and step > 0:
             # a strided device run wholly inside one of the two cached CVs: its blocks map to shadow
             # bytes at the same stride, so only the per-block state checks remain

@@ -189,3 +189,20 @@ def test_a_sweep_rewriting_a_split_block_still_changes_the_bytes_it_has_not_writ
     b.access(HOST + 1001, 23, site=site(12))                            # border bytes: host copy valid
     b.access(HOST + 1000, 1, site=site(13))                             # written by the last sweep
     assert detections(b) == [("stale", -1, 1000, 1000, 1, 1, line_of(b, 13))]
+
+
+def test_small_device_accesses_inside_a_cached_copy_still_see_every_change():
+    """One-block device accesses to a copy the kernel has cached take a shortcut; a host write
+    between two of them, and a device write before a host read, must still be seen."""
+    b = LogBuilder()
+    c = mapped(b)[0]
+    b.access(DEV0, 8, device=0, construct=c, site=site(10))                   # valid; the copy is cached
+    b.access(HOST + 5000, 8, write=True, site=site(11))
+    b.access(DEV0 + 5000, 8, device=0, construct=c, site=site(12))
+    b.access(DEV0 + 5004, 4, device=0, construct=c, site=site(12))
+    b.access(DEV0 + 6000, 8, write=True, device=0, construct=c, site=site(13))
+    b.access(DEV0 + 6000, 8, write=True, device=0, construct=c, site=site(13))  # already written: nothing new
+    b.access(DEV0 + 6000, 8, device=0, construct=c, site=site(12))            # its own write: valid
+    b.access(HOST + 6000, 8, site=site(14))
+    assert detections(b) == [("stale", 0, 5000, 5007, 12, 2, line_of(b, 12)),
+                             ("stale", -1, 6000, 6007, 8, 1, line_of(b, 14))]
