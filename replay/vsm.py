@@ -59,6 +59,7 @@ are read only when one of its rows produces a finding or an overflow.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -104,6 +105,24 @@ def _kernels(shadow: np.dtype) -> tuple[Callable[..., None], Callable[..., None]
 
 
 _AOT = None
+
+
+# The shadow array of the last session that went away, for the next session of the same size: a
+# fresh array costs one page fault per page its replay touches (expensive on VMs), and one
+# `trace analyze` replays the same log several times (findings' histories, the schedule explorer).
+# The bytes it holds do not matter: a new session starts with every block uniform.
+_SPARE_SHADOW: list[np.ndarray] = []
+
+
+def _new_shadow(size: int, dtype: type) -> np.ndarray:
+    spare = _SPARE_SHADOW.pop() if _SPARE_SHADOW else None
+    if spare is not None and spare.shape == (size,) and spare.dtype == dtype:
+        return spare
+    return np.empty(size, dtype=dtype)
+
+
+def _keep_spare(shadow: np.ndarray) -> None:
+    _SPARE_SHADOW[:] = [shadow]
 
 
 def _shadow_dtype(ndev: int) -> type:
@@ -259,7 +278,8 @@ class VsmSession:
         # the shadow in blocks (vsm_kernel): every block starts uniform (never mapped: OV valid and
         # initialised), so its bytes are not written (nor paged in) until an operation splits it
         nblocks = -(-st.tracked_bytes >> self.log_block)
-        self.shadow = np.empty(nblocks << self.log_block, dtype=_shadow_dtype(st.ndev))
+        self.shadow = _new_shadow(nblocks << self.log_block, _shadow_dtype(st.ndev))
+        weakref.finalize(self, _keep_spare, self.shadow)
         self._apply_events, self._copy_split_blocks = _kernels(self.shadow.dtype)
         self.blo = np.full(nblocks, K.OVV | K.OVI, dtype=np.int64)
         self.bhi = self.blo.copy()
@@ -302,7 +322,8 @@ class VsmSession:
         other.__dict__.update(self.__dict__)
         for name in self._STATE:
             setattr(other, name, getattr(self, name).copy())
-        other.shadow = np.empty_like(self.shadow)   # only the bytes of split blocks mean anything
+        other.shadow = _new_shadow(len(self.shadow), self.shadow.dtype)   # only split blocks' bytes mean anything
+        weakref.finalize(other, _keep_spare, other.shadow)
         self._copy_split_blocks(self.shadow, other.shadow, self.blo, self.bhi, np.int64(self.log_block))
         return other
 

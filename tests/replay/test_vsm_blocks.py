@@ -206,3 +206,22 @@ def test_small_device_accesses_inside_a_cached_copy_still_see_every_change():
     b.access(HOST + 6000, 8, site=site(14))
     assert detections(b) == [("stale", 0, 5000, 5007, 12, 2, line_of(b, 12)),
                              ("stale", -1, 6000, 6007, 8, 1, line_of(b, 14))]
+
+
+def test_a_new_session_takes_over_the_shadow_of_a_finished_one():
+    """One analysis replays a log several times; the next replay reuses the last one's shadow array
+    (no fresh pages) and, since a session starts with every block uniform, finds the same."""
+    b = LogBuilder()
+    c = mapped(b)[0]
+    b.access(HOST + 100, 8, write=True, site=site(10))
+    b.access(DEV0 + 96, 16, device=0, construct=c, site=site(11))
+    cols = b.columns()
+    first = run_vsm(cols, history=False)
+    want, shadow = first.detections, first.session.shadow
+    assert [(d.kind, d.host_addr - HOST, d.bytes) for d in want] == [("stale", 100, 8)]
+    shadow[:] = 0xFF   # whatever the bytes hold
+    del first
+    again = run_vsm(cols, history=False)
+    assert again.session.shadow is shadow and again.detections == want
+    other = run_vsm(cols, history=False)   # the previous session is still alive: a new array
+    assert other.session.shadow is not shadow and other.detections == want
