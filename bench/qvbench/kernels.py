@@ -37,9 +37,9 @@ class Kernel:
 
 
 KERNELS: list[Kernel] = [
-    Kernel("stencil", "503.postencil: 7-point 3D stencil, pointer swap", ("256", "60"), ("128", "20"), ("32", "4")),
-    Kernel("lbm", "504.polbm: 19-velocity collide and stream", ("64", "60"), ("48", "20"), ("12", "4")),
-    Kernel("cg", "554.pcg: CSR sparse CG", ("1000", "150"), ("500", "60"), ("60", "10"), needs_libm=True),
+    Kernel("stencil", "503.postencil: 7-point 3D stencil, pointer swap", ("256", "100"), ("128", "20"), ("32", "4")),
+    Kernel("lbm", "504.polbm: 19-velocity collide and stream", ("64", "100"), ("48", "20"), ("12", "4")),
+    Kernel("cg", "554.pcg: CSR sparse CG", ("1000", "250"), ("500", "60"), ("60", "10"), needs_libm=True),
     Kernel("matvec", "dense matrix-vector products", ("4000", "100"), ("2000", "30"), ("200", "10")),
     Kernel("pipeline", "nowait target tasks chained by depend", ("16", "1000000", "60"), ("4", "200000", "4"),
            ("4", "10000", "4")),
