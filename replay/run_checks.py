@@ -90,10 +90,13 @@ def run_checks(log: EventLog, checks: list[str], options: CheckOptions | None = 
     report = AnalysisReport(log_path=str(log.path), run=dict(log.run), events=log.num_events,
                             checks=[c for c in checks if c in available],
                             unavailable=[c for c in checks if c not in available])
+    from .vsm import reusing_shadows
+
     found: list[Finding] = []
-    for name in report.checks:
-        if on_check is not None:
-            on_check(name)
-        found.extend(available[name](log, options))
+    with reusing_shadows():
+        for name in report.checks:
+            if on_check is not None:
+                on_check(name)
+            found.extend(available[name](log, options))
     report.findings = merge_findings(found)
     return report

@@ -60,7 +60,8 @@ are read only when one of its rows produces a finding or an overflow.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -107,11 +108,28 @@ def _kernels(shadow: np.dtype) -> tuple[Callable[..., None], Callable[..., None]
 _AOT = None
 
 
-# The shadow array of the last session that went away, for the next session of the same size: a
-# fresh array costs one page fault per page its replay touches (expensive on VMs), and one
-# `trace analyze` replays the same log several times (findings' histories, the schedule explorer).
-# The bytes it holds do not matter: a new session starts with every block uniform.
-_SPARE_SHADOW: list[np.ndarray] = []
+# Inside ``reusing_shadows()``: the shadow array of the last session that went away, for the next
+# session of the same size (None outside: nothing is kept).
+_SPARE_SHADOW: list[np.ndarray] | None = None
+
+
+@contextmanager
+def reusing_shadows() -> Iterator[None]:
+    """Within, a new session takes over the shadow array of the last finished one of the same size.
+
+    One analysis replays a log several times (findings' histories, the schedule explorer), and a
+    fresh array costs a page fault per page the replay touches (expensive on VMs). The bytes it
+    holds do not matter: a new session starts with every block uniform. On leaving, the spare is
+    released, so a notebook that drops its sessions gets the memory back."""
+    global _SPARE_SHADOW
+    outermost = _SPARE_SHADOW is None
+    if outermost:
+        _SPARE_SHADOW = []
+    try:
+        yield
+    finally:
+        if outermost:
+            _SPARE_SHADOW = None
 
 
 def _new_shadow(size: int, dtype: type) -> np.ndarray:
@@ -122,7 +140,8 @@ def _new_shadow(size: int, dtype: type) -> np.ndarray:
 
 
 def _keep_spare(shadow: np.ndarray) -> None:
-    _SPARE_SHADOW[:] = [shadow]
+    if _SPARE_SHADOW is not None:
+        _SPARE_SHADOW[:] = [shadow]
 
 
 def _shadow_dtype(ndev: int) -> type:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from quiver.formats import ConstructKind, DataOpKind, LogBuilder, MapType
 from quiver.replay.oracle import oracle_detections
-from quiver.replay.vsm import run_vsm
+from quiver.replay.vsm import reusing_shadows, run_vsm
 from quiver.replay.vsm_layout import LOG_BLOCK
 
 HOST, DEV0, DEV1 = 0x10000, 0x80000, 0xC0000
@@ -216,12 +216,16 @@ def test_a_new_session_takes_over_the_shadow_of_a_finished_one():
     b.access(HOST + 100, 8, write=True, site=site(10))
     b.access(DEV0 + 96, 16, device=0, construct=c, site=site(11))
     cols = b.columns()
-    first = run_vsm(cols, history=False)
-    want, shadow = first.detections, first.session.shadow
-    assert [(d.kind, d.host_addr - HOST, d.bytes) for d in want] == [("stale", 100, 8)]
-    shadow[:] = 0xFF   # whatever the bytes hold
-    del first
-    again = run_vsm(cols, history=False)
-    assert again.session.shadow is shadow and again.detections == want
-    other = run_vsm(cols, history=False)   # the previous session is still alive: a new array
-    assert other.session.shadow is not shadow and other.detections == want
+    with reusing_shadows():
+        first = run_vsm(cols, history=False)
+        want, shadow = first.detections, first.session.shadow
+        assert [(d.kind, d.host_addr - HOST, d.bytes) for d in want] == [("stale", 100, 8)]
+        shadow[:] = 0xFF   # whatever the bytes hold
+        del first
+        again = run_vsm(cols, history=False)
+        assert again.session.shadow is shadow and again.detections == want
+        other = run_vsm(cols, history=False)   # the previous session is still alive: a new array
+        assert other.session.shadow is not shadow and other.detections == want
+        del again, other
+    outside = run_vsm(cols, history=False)   # nothing is kept once the analysis is over
+    assert outside.session.shadow is not shadow and outside.detections == want
