@@ -132,11 +132,13 @@ def reusing_shadows() -> Iterator[None]:
             _SPARE_SHADOW = None
 
 
-def _new_shadow(size: int, dtype: type) -> np.ndarray:
+def _shadow_for(owner: VsmSession, size: int, dtype: type) -> np.ndarray:
+    """A shadow array for ``owner`` (the spare when it fits), handed back as the spare when ``owner`` goes."""
     spare = _SPARE_SHADOW.pop() if _SPARE_SHADOW else None
-    if spare is not None and spare.shape == (size,) and spare.dtype == dtype:
-        return spare
-    return np.empty(size, dtype=dtype)
+    shadow = spare if spare is not None and spare.shape == (size,) and spare.dtype == dtype \
+        else np.empty(size, dtype=dtype)
+    weakref.finalize(owner, _keep_spare, shadow)
+    return shadow
 
 
 def _keep_spare(shadow: np.ndarray) -> None:
@@ -297,8 +299,7 @@ class VsmSession:
         # the shadow in blocks (vsm_kernel): every block starts uniform (never mapped: OV valid and
         # initialised), so its bytes are not written (nor paged in) until an operation splits it
         nblocks = -(-st.tracked_bytes >> self.log_block)
-        self.shadow = _new_shadow(nblocks << self.log_block, _shadow_dtype(st.ndev))
-        weakref.finalize(self, _keep_spare, self.shadow)
+        self.shadow = _shadow_for(self, nblocks << self.log_block, _shadow_dtype(st.ndev))
         self._apply_events, self._copy_split_blocks = _kernels(self.shadow.dtype)
         self.blo = np.full(nblocks, K.OVV | K.OVI, dtype=np.int64)
         self.bhi = self.blo.copy()
@@ -341,8 +342,7 @@ class VsmSession:
         other.__dict__.update(self.__dict__)
         for name in self._STATE:
             setattr(other, name, getattr(self, name).copy())
-        other.shadow = _new_shadow(len(self.shadow), self.shadow.dtype)   # only split blocks' bytes mean anything
-        weakref.finalize(other, _keep_spare, other.shadow)
+        other.shadow = _shadow_for(other, len(self.shadow), self.shadow.dtype)   # only split blocks' bytes matter
         self._copy_split_blocks(self.shadow, other.shadow, self.blo, self.bhi, np.int64(self.log_block))
         return other
 
@@ -486,22 +486,29 @@ def replay_log(log: EventLog, control: ControlEvents | None = None, *, history: 
     control = control if control is not None else read_control_events(log)
     static = build_static(control)
     session = VsmSession(static)
-    _stream(log, session, progress)
+    stream_log(log, session, progress)
     if history:
         watches = session.first_bad_bytes()
         if len(watches.shadow):
             session = VsmSession(static, watches)
-            _stream(log, session, None, lazy=False)   # progress counts the first pass only
+            stream_log(log, session, None, lazy=False)   # progress counts the first pass only
     return session.detections(), session
 
 
-def _stream(log: EventLog, session: VsmSession, progress, lazy: bool = True) -> None:
+def stream_columns(lazy: bool = True) -> list[str]:
+    """The columns ``stream_log`` reads from every batch (``lazy``: without ``loc``/``id``/``aux``)."""
+    return [c for c in VSM_COLUMNS if c not in LAZY_COLUMNS] if lazy else VSM_COLUMNS
+
+
+def stream_log(log: EventLog, session: VsmSession, progress, lazy: bool = True,
+            batches: Sequence[Mapping[str, np.ndarray]] | None = None) -> None:
     """Apply every record batch; ``lazy``: read ``loc``/``id``/``aux`` of a batch only if it needs them
-    (never when recording histories: a row the kernel stops at is applied again)."""
-    names = [c for c in VSM_COLUMNS if c not in LAZY_COLUMNS] if lazy else VSM_COLUMNS
+    (never when recording histories: a row the kernel stops at is applied again). ``batches``: the
+    batches already read with ``stream_columns(lazy)`` (the bench times decoding apart)."""
+    names = stream_columns(lazy)
     offset = 0
     for i in range(log.num_batches):
-        batch = log.batch(i, names)
+        batch = batches[i] if batches is not None else log.batch(i, names)
         session.apply(batch, base=offset, more=(lambda i=i: log.batch(i, list(LAZY_COLUMNS))) if lazy else None)
         offset += len(batch["kind"])
         if progress is not None:

@@ -872,57 +872,49 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
             di = devmap[dv]
             if di < 0:
                 continue
-        if di >= 0 and nblk == 1 and not watching:
-            # the common row: one device range inside a cached CV and one shadow block that decides it
+        if di >= 0 and a0 >= 0 and (nblk == 1 or step > 0):
+            # a device range or strided run wholly inside one of the two cached CVs: its blocks map to
+            # shadow bytes at the same stride, so only the per-block state checks remain
             key0 = ((rk * ndev + di) << SHIFT) | a0
-            if not (d_lo <= key0 and key0 + sz <= d_hi) and d2_lo <= key0 and key0 + sz <= d2_hi:
+            span = (nblk - 1) * step + sz
+            inside = ((a0 + span) >> SHIFT) == 0
+            if inside and not (d_lo <= key0 and key0 + span <= d_hi) and d2_lo <= key0 and key0 + span <= d2_hi:
                 d_lo, d2_lo = d2_lo, d_lo
                 d_hi, d2_hi = d2_hi, d_hi
                 d_sh, d2_sh = d2_sh, d_sh
                 d_e, d2_e = d2_e, d_e
-            if d_lo <= key0 and key0 + sz <= d_hi and ((a0 | (a0 + sz)) >> SHIFT) == 0:
-                s0 = d_sh + (key0 - d_lo)
-                b0 = s0 >> lgb
-                if (s0 + sz - 1) >> lgb == b0:
-                    cvv, cvi = _cv_bits(di)
-                    if write:
-                        if _unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi):
-                            continue
-                    elif (blo[b0] & cvv) != 0:
-                        continue
-        if di >= 0 and nblk > 1 and a0 >= 0 and step > 0:
-            # a strided device run wholly inside one of the two cached CVs: its blocks map to shadow
-            # bytes at the same stride, so only the per-block state checks remain
-            key0 = ((rk * ndev + di) << SHIFT) | a0
-            last = a0 + (nblk - 1) * step + sz
-            if (last >> SHIFT) == 0 and not (d_lo <= key0 and key0 + (last - a0) <= d_hi) \
-                    and d2_lo <= key0 and key0 + (last - a0) <= d2_hi:
-                d_lo, d2_lo = d2_lo, d_lo
-                d_hi, d2_hi = d2_hi, d_hi
-                d_sh, d2_sh = d2_sh, d_sh
-                d_e, d2_e = d2_e, d_e
-            if (last >> SHIFT) == 0 and d_lo <= key0 and key0 + (last - a0) <= d_hi:
+            if inside and d_lo <= key0 and key0 + span <= d_hi:
                 cvv, cvi = _cv_bits(di)
                 sb = d_sh + (key0 - d_lo)
+                if nblk == 1:
+                    # the common row: one shadow block whose bounds decide it (else the general path)
+                    b0 = sb >> lgb
+                    if not watching and (sb + sz - 1) >> lgb == b0:
+                        if write:
+                            if _unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi):
+                                continue
+                        elif (blo[b0] & cvv) != 0:
+                            continue
                 # the whole span at once when it has fewer shadow blocks than the run's blocks touch
-                if not watching and (last - a0) >> lgb <= nblk * ((sz >> lgb) + 1) \
-                        and _span_settled(blo, bhi, lgb, sb, sb + (last - a0), write, keep_dev, cvv | cvi, cvv):
+                elif not watching and span >> lgb <= nblk * ((sz >> lgb) + 1) \
+                        and _span_settled(blo, bhi, lgb, sb, sb + span, write, keep_dev, cvv | cvi, cvv):
                     continue
-                done = True
-                for blk in range(nblk):
-                    s0 = sb + blk * step
-                    s1 = s0 + sz
-                    b0 = s0 >> lgb
-                    one = (s1 - 1) >> lgb == b0
-                    if write:
-                        _write_piece(shadow, blo, bhi, bcnt, lgb, s0, s1, b0, one, keep_dev, cvv | cvi)
-                        if watching:
-                            _watch(s0, s1, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
-                    elif not (one and (blo[b0] & cvv) != 0) and not _all_have(shadow, blo, bhi, lgb, s0, s1, cvv):
-                        done = False   # a bad read: the general path below records it, block by block
-                        break
-                if done:
-                    continue
+                else:
+                    done = True
+                    for blk in range(nblk):
+                        s0 = sb + blk * step
+                        s1 = s0 + sz
+                        b0 = s0 >> lgb
+                        one = (s1 - 1) >> lgb == b0
+                        if write:
+                            _write_piece(shadow, blo, bhi, bcnt, lgb, s0, s1, b0, one, keep_dev, cvv | cvi)
+                            if watching:
+                                _watch(s0, s1, g, shadow, blo, bhi, lgb, wa_sh, wa_id, wa_done, wh, wn)
+                        elif not (one and (blo[b0] & cvv) != 0) and not _all_have(shadow, blo, bhi, lgb, s0, s1, cvv):
+                            done = False   # a bad read: the general path below records it, block by block
+                            break
+                    if done:
+                        continue
         for blk in range(nblk):
             a = a0 + blk * step
             if ((a | (a + sz)) >> SHIFT) != 0:

@@ -36,10 +36,10 @@ def vsm_parts(path: str) -> dict:
     (zstd), and the VSM kernel on those decoded columns; best of two rounds, CPU time."""
     from quiver.formats import read_log
     from quiver.replay import vsm
-    from quiver.replay.mapping_events import VSM_COLUMNS, read_control_events
+    from quiver.replay.mapping_events import read_control_events
 
     log = read_log(path)
-    names = [c for c in VSM_COLUMNS if c not in vsm.LAZY_COLUMNS]
+    names = vsm.stream_columns()
     static = vsm.build_static(read_control_events(log))
     decode = kernel = float("inf")
     for _ in range(2):
@@ -48,12 +48,9 @@ def vsm_parts(path: str) -> dict:
         decode = min(decode, time.process_time() - t)
         session = vsm.VsmSession(static)
         t = time.process_time()
-        base = 0
-        for i, batch in enumerate(batches):
-            session.apply(batch, base=base, more=lambda i=i: log.batch(i, list(vsm.LAZY_COLUMNS)))
-            base += len(batch["kind"])
+        vsm.stream_log(log, session, None, batches=batches)
         kernel = min(kernel, time.process_time() - t)
-        del batches
+        del batches, session
     return {"decode_s": decode, "kernel_s": kernel, "decoded_columns": names,
             "kernel_events_per_s": log.num_events / kernel if kernel else None}
 
