@@ -28,7 +28,7 @@ native: ## build the native tracer libraries
 	$(PY) -c "from quiver.tracer import native; print('tracer built in', native.ensure_built())"
 
 aot: ## compile the VSM kernel ahead of time (`trace analyze` of small logs then skips numba's start-up)
-	$(PY) -W ignore -m quiver.replay.vsm_aot || true
+	$(PY) -W ignore -m quiver.replay.mapping.vsm_aot || true
 
 test: ## run the whole test suite (real clang/libomp programs and MPI ranks)
 	$(VENV)/bin/pytest -q -p no:cacheprovider

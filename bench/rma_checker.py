@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from quiver.formats import EventKind, LogBuilder, MessageKind, MpiSyncKind, RmaOp, read_log
 from quiver.replay.registry import CheckOptions
-from quiver.replay.rma import check_rma
+from quiver.replay.rma.check import check_rma
 
 RANKS, WIN, BLOCKS = 3, 64 * 1024, 64
 BASE = [0x100000 * (r + 1) for r in range(RANKS)]

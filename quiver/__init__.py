@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
 __all__ = ["LogBuilder", "LogFormatError", "Trace", "__version__", "open"]
 
 if TYPE_CHECKING:
@@ -21,6 +20,9 @@ def __getattr__(name: str) -> Any:
     if name in ("LogBuilder", "LogFormatError"):
         from quiver import formats
         return getattr(formats, name)
+    if name == "__version__":
+        from quiver.formats.version import __version__
+        return __version__
     if name in ("Trace", "open"):
         from quiver import trace
         return getattr(trace, name)

@@ -22,18 +22,18 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 
 # (command name, module, function): modules owned by tracer/, replay/ and the exploration tools.
 COMMANDS = [
-    ("record", "quiver.tracer.commands", "record"),
-    ("cc", "quiver.tracer.commands", "cc"),
-    ("cxx", "quiver.tracer.commands", "cxx"),
-    ("mpicc", "quiver.tracer.mpi_commands", "mpicc"),
-    ("mpicxx", "quiver.tracer.mpi_commands", "mpicxx"),
-    ("analyze", "quiver.replay.commands", "analyze"),
-    ("explain", "quiver.replay.explain_command", "explain"),
+    ("record", "quiver.commands.compile", "record"),
+    ("cc", "quiver.commands.compile", "cc"),
+    ("cxx", "quiver.commands.compile", "cxx"),
+    ("mpicc", "quiver.commands.mpi", "mpicc"),
+    ("mpicxx", "quiver.commands.mpi", "mpicxx"),
+    ("analyze", "quiver.commands.analyze", "analyze"),
+    ("explain", "quiver.commands.explain", "explain"),
     ("export", "quiver.export", "export"),
 ]
 
 # compiler wrappers that pass every argument on: command -> (module with `run(lang, args)`, lang),
-# what their typer commands (tracer/commands.py, tracer/mpi_commands.py) call with ctx.args
+# what their typer commands (quiver/commands/compile.py, quiver/commands/mpi.py) call with ctx.args
 PASS_THROUGH = {
     "cc": ("quiver.tracer.cc", "cc"),
     "cxx": ("quiver.tracer.cc", "cxx"),
@@ -43,7 +43,8 @@ PASS_THROUGH = {
 
 
 def fail(message: str, code: int = EXIT_UNUSABLE) -> typer.Exit:
-    """Print one line on stderr and return the Exit to raise."""
+    """Print one line on stderr and return the Exit to raise (typer-only helpers of the app itself;
+    commands raise quiver.formats.errors.QuiverError instead)."""
     import typer
 
     print(f"trace: error: {message}", file=sys.stderr)
@@ -52,7 +53,7 @@ def fail(message: str, code: int = EXIT_UNUSABLE) -> typer.Exit:
 
 def fast_command(args: list[str]) -> Callable[[], int] | None:
     """The command line run without typer, or None when typer must parse it: `record` with the usual
-    options (tracer/record_cli.py), a pass-through wrapper without `--` or `--help` (which typer
+    options (quiver/commands/record.py), a pass-through wrapper without `--` or `--help` (which typer
     consumes or answers), `analyze LOG` with at most a report format."""
     if not args:
         return None
@@ -61,7 +62,7 @@ def fast_command(args: list[str]) -> Callable[[], int] | None:
         module, lang = PASS_THROUGH[name]
         return lambda: importlib.import_module(module).run(lang, rest)
     if name == "record":
-        from quiver.tracer import record_cli
+        from quiver.commands import record as record_cli
 
         parsed = record_cli.parse(rest)
         return None if parsed is None else lambda: record_cli.run(**parsed)
@@ -102,7 +103,7 @@ def _analyze(log: str, fmt: str) -> int:
 
     import typer
 
-    from quiver.replay.commands import ReportFormat, analyze
+    from quiver.commands.analyze import ReportFormat, analyze
 
     try:
         return analyze(Path(log), ReportFormat(fmt))
@@ -127,10 +128,10 @@ def run(args: list[str], exit_now: bool = False) -> int:
         print("trace: interrupted", file=sys.stderr)
         return 130
     except Exception as e:
-        formats = sys.modules.get("quiver.formats")  # not loaded: cannot be a LogFormatError
-        if formats is not None and isinstance(e, formats.LogFormatError):
+        errors = sys.modules.get("quiver.formats.errors")  # not loaded: cannot be one of ours
+        if errors is not None and isinstance(e, errors.QuiverError):
             print(f"trace: error: {e}", file=sys.stderr)
-            return EXIT_UNUSABLE
+            return e.exit_code
         if os.environ.get("QUIVER_DEBUG"):  # a bug in quiver: one line, traceback only on request
             raise
         print(f"trace: internal error: {type(e).__name__}: {e} (set QUIVER_DEBUG=1 for a traceback)",

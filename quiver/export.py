@@ -45,8 +45,8 @@ def _findings(log, checks: list[str] | None) -> list:
 
 def _run_findings(logs, checks: list[str] | None) -> list:
     """Findings of a whole split run (MPI-RMA races need every rank), as `trace analyze run.d` gives."""
-    from quiver.replay.run_checks import resolve_checks
-    from quiver.replay.sharded import analyze_sharded
+    from quiver.replay.distributed.run import analyze_sharded
+    from quiver.replay.driver import resolve_checks
     return analyze_sharded(logs.path, checks or resolve_checks(None)).findings
 
 
@@ -67,33 +67,33 @@ def export(
     """Export a log: a timeline for ui.perfetto.dev or chrome://tracing (kernels and data transfers
     per device, RMA calls as arrows from origin to target, findings as markers), or Parquet
     files (one per event family) for other tools."""
-    from quiver.cli import fail
+    from quiver.formats.errors import UsageError
     from quiver.formats.logset import open_logs
 
     if to not in FORMATS:
-        raise fail(f"unknown export format {to!r}; use one of {', '.join(FORMATS)}")
+        raise UsageError(f"unknown export format {to!r}; use one of {', '.join(FORMATS)}")
     try:
         rank_list = parse_ranks(ranks)
     except ValueError as e:
-        raise fail(str(e)) from None
+        raise UsageError(str(e)) from None
     if from_ns is not None and to_ns is not None and from_ns > to_ns:
-        raise fail(f"--from-ns {from_ns} is after --to-ns {to_ns}")
+        raise UsageError(f"--from-ns {from_ns} is after --to-ns {to_ns}")
     logs = open_logs(log)
     out = output if output is not None else default_output(log, to)
     if to == "parquet" and str(out) == "-":
-        raise fail("parquet needs an output directory, not stdout")
+        raise UsageError("parquet needs an output directory, not stdout")
     if to == "parquet" and len(logs) > 1:
-        raise fail(f"{log} is a split log: export each of its rank-*.arrow files to Parquet")
+        raise UsageError(f"{log} is a split log: export each of its rank-*.arrow files to Parquet")
     if to == "parquet" and out.exists():
         from .export_parquet import is_parquet_export
         if not is_parquet_export(out):
-            raise fail(f"{out} exists and is not a quiver Parquet export; choose another -o")
+            raise UsageError(f"{out} exists and is not a quiver Parquet export; choose another -o")
     if check:
-        from quiver.replay.run_checks import UnknownCheck, resolve_checks
+        from quiver.replay.driver import UnknownCheck, resolve_checks
         try:
             check = resolve_checks(check)
         except UnknownCheck as e:
-            raise fail(str(e)) from None
+            raise UsageError(str(e)) from None
     try:
         if to == "parquet":
             written = _export_parquet(logs, out, rank_list, from_ns, to_ns, findings, check)
@@ -102,7 +102,7 @@ def export(
             n = _export_chrome(logs, out, rank_list, from_ns, to_ns, findings, check)
             what = f"{n} trace events; open it in https://ui.perfetto.dev or chrome://tracing"
     except (FileExistsError, OSError) as e:
-        raise fail(str(e) if isinstance(e, FileExistsError) else f"{out}: cannot write ({e.strerror})") from None
+        raise UsageError(str(e) if isinstance(e, FileExistsError) else f"{out}: cannot write ({e.strerror})") from None
     if str(out) != "-":
         print(f"trace: wrote {out}: {what}", file=sys.stderr)
 

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from quiver.formats import FAMILIES, EventLog
 from quiver.formats.views import family_view
-from quiver.trace import iter_events
+from quiver.formats.select import iter_events
 
 
 def is_parquet_export(path: Path) -> bool:

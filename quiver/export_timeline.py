@@ -14,7 +14,7 @@ import polars as pl
 
 from quiver.formats import EventKind, EventLog
 from quiver.formats.views import family_view
-from quiver.trace import select_events
+from quiver.formats.select import select_events
 
 # Track ids (Chrome-trace tids) within a rank's process: host threads keep their thread index.
 DEVICE_TRACK_BASE = 10_000_000     # + device * 100_000 + thread that drives the device

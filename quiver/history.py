@@ -14,10 +14,10 @@ import polars as pl
 from quiver.formats import ConstructKind, EventKind, EventLog, MapType, RmaOp
 from quiver.formats.blocks import block_counts, expand_blocks
 from quiver.formats.views import locations_frame
-from quiver.replay.device_to_host import LiveMappings, device_to_host
-from quiver.replay.explain import CONSTRUCT_TITLES, clause_text, map_type_name
-from quiver.replay.redundant import free_sizes
-from quiver.trace import SEQ_DTYPE, iter_events, select_events
+from quiver.replay.transfers.constructs import CONSTRUCT_TITLES, clause_text, map_type_name
+from quiver.replay.transfers.device_to_host import LiveMappings, device_to_host
+from quiver.replay.transfers.redundant import free_sizes
+from quiver.formats.select import SEQ_DTYPE, iter_events, select_events
 
 HISTORY_KINDS = (EventKind.ALLOC, EventKind.FREE, EventKind.MAP_CLAUSE, EventKind.DATA_OP, EventKind.ACCESS,
                  EventKind.RMA)
@@ -226,11 +226,11 @@ def vsm_state(log: EventLog, *, variable: str | None = None, addr: int | None = 
     """The mapping checker's per-byte state of a variable after event ``at`` (a ``seq``; the end
     of the log when None), run-length encoded: one row per run of bytes in the same state.
 
-    Replays the mapping checker's own engine (``quiver.replay.vsm.VsmSession``) up to ``at`` and
+    Replays the mapping checker's own engine (``quiver.replay.mapping.vsm.VsmSession``) up to ``at`` and
     reads its shadow; per device ``cv<d>_valid`` / ``cv<d>_init`` columns follow ``ov_*``."""
-    from quiver.replay import vsm_layout as K
-    from quiver.replay.mapping_events import S_CV_INIT, S_CV_VALID, S_OV_INIT, S_OV_VALID, read_control_events
-    from quiver.replay.vsm import VsmSession, _state4
+    from quiver.replay.mapping import vsm_layout as K
+    from quiver.replay.mapping.events import S_CV_INIT, S_CV_VALID, S_OV_INIT, S_OV_VALID, read_control_events
+    from quiver.replay.mapping.vsm import VsmSession, state4
 
     control = select_events(log, [EventKind.MAP_CLAUSE, EventKind.DATA_OP, EventKind.CONSTRUCT_BEGIN,
                                   EventKind.WIN_CREATE])
@@ -261,9 +261,9 @@ def vsm_state(log: EventLog, *, variable: str | None = None, addr: int | None = 
         change = np.flatnonzero(np.concatenate(([True], bits[1:] != bits[:-1])))
         ends = np.concatenate((change[1:], [len(bits)]))
         run = bits[change]
-        # decode each distinct shadow value once, with the checker's own decoder (_state4)
+        # decode each distinct shadow value once, with the checker's own decoder (state4)
         values = np.unique(run[run >= 0])
-        decoded = {d: np.array([_state4(int(v), i) for v in values], dtype=np.int64)
+        decoded = {d: np.array([state4(int(v), i) for v in values], dtype=np.int64)
                    for i, d in enumerate(devices or [-1])}
 
         def bit(d: int, mask: int, run=run, values=values, decoded=decoded) -> np.ndarray:

@@ -15,8 +15,7 @@ from functools import partial
 from typing import Any
 
 from quiver.formats import EventLog
-
-from .findings import Finding
+from quiver.replay.report.findings import Finding
 
 
 @dataclass(frozen=True)
@@ -30,14 +29,14 @@ Checker = Callable[[EventLog, CheckOptions], list[Finding]]
 
 # name -> (module, function, on by default, what it finds)
 CHECKERS: dict[str, tuple[str, str, bool, str]] = {
-    "mapping": ("quiver.replay.vsm", "check_mapping", True,
+    "mapping": ("quiver.replay.mapping.vsm", "check_mapping", True,
                 "use of uninitialised memory / stale data (VSM) and buffer overflows"),
-    "race": ("quiver.replay.races", "check_races", True,
+    "race": ("quiver.replay.nowait.races", "check_races", True,
              "unordered conflicting accesses and copies around nowait target tasks"),
-    "schedules": ("quiver.replay.schedules", "check_schedules", True,
+    "schedules": ("quiver.replay.nowait.schedules", "check_schedules", True,
                   "mapping issues that only some nowait schedules show"),
-    "rma": ("quiver.replay.rma", "check_rma", True, "MPI-RMA data races"),
-    "redundant-transfer": ("quiver.replay.redundant", "check_redundant_transfers", False,
+    "rma": ("quiver.replay.rma.check", "check_rma", True, "MPI-RMA data races"),
+    "redundant-transfer": ("quiver.replay.transfers.redundant", "check_redundant_transfers", False,
                            "transfers whose data was never read on the other side"),
 }
 
@@ -68,7 +67,7 @@ def available_checkers(names: list[str] | None = None) -> dict[str, Checker]:
 
 
 def _gated(gate: str, module: str, func: str, log: EventLog, options: CheckOptions) -> list[Finding]:
-    from . import log_scan
+    from quiver.replay import log_scan
 
     if not getattr(log_scan, gate)(log):
         return []

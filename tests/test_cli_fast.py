@@ -8,11 +8,12 @@ import sys
 
 import pytest
 from quiver.formats import ConstructKind, DataOpKind, LogBuilder
-from quiver.tracer import cc, mpicc, record_cli
+from quiver.tracer import cc, mpicc
 from typer.main import get_command
 
 from quiver import cli
 from quiver.cli_app import app, run_app
+from quiver.commands import record as record_cli
 
 USUAL_RECORD_LINES = [
     ["--", "./prog"],
@@ -149,7 +150,7 @@ def test_other_analyze_lines_go_to_typer(args):
 
 
 def test_analyze_formats_are_the_typer_commands():
-    from quiver.replay.commands import ReportFormat
+    from quiver.commands.analyze import ReportFormat
 
     assert {f.value for f in ReportFormat} == set(cli.ANALYZE_FORMATS)
     fmt = next(p for p in get_command(app).commands["analyze"].params if p.name == "fmt")

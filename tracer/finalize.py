@@ -373,7 +373,7 @@ def _merge_by_time(first: dict[str, np.ndarray], second: dict[str, np.ndarray]) 
 
 
 def _run_metadata(raws: list[RankRaw], events: int, has_access: bool, run: dict[str, Any]) -> dict[str, Any]:
-    from quiver import __version__
+    from quiver.formats.version import __version__
 
     infos = [rr.info for rr in raws]
     clean = bool(infos) and all(i.get("clean_exit") == "1" for i in infos)

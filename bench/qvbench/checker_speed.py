@@ -35,8 +35,8 @@ def vsm_parts(path: str) -> dict:
     """The mapping checker's replay split in two: decoding the columns the VSM reads from the log
     (zstd), and the VSM kernel on those decoded columns; best of two rounds, CPU time."""
     from quiver.formats import read_log
-    from quiver.replay import vsm
-    from quiver.replay.mapping_events import read_control_events
+    from quiver.replay.mapping import vsm
+    from quiver.replay.mapping.events import read_control_events
 
     log = read_log(path)
     names = vsm.stream_columns()

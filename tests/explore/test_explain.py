@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from quiver.formats import ConstructKind, read_log
-from quiver.replay.explain import construct_items, explain_table
+from quiver.replay.transfers.constructs import construct_items, explain_table
 
 TRACE = [sys.executable, "-m", "quiver.cli"]
 

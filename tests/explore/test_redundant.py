@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from quiver.formats import ConstructKind, DataOpKind, LogBuilder, MapType, read_log
-from quiver.replay.findings import ADVISORY_KINDS, FindingKind
-from quiver.replay.redundant import check_redundant_transfers, transfer_waste
 from quiver.replay.registry import CHECKERS, CheckOptions, available_checkers
+from quiver.replay.report.findings import ADVISORY_KINDS, FindingKind
+from quiver.replay.transfers.redundant import check_redundant_transfers, transfer_waste
 
 TO, FROM, TOFROM = int(MapType.TO), int(MapType.FROM), int(MapType.TO | MapType.FROM)
 F = "r.c"

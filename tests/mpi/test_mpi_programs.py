@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 from mpi_programs import all_programs
 from quiver.formats import read_log
-from quiver.replay.findings import FindingKind
 from quiver.replay.registry import CheckOptions
-from quiver.replay.rma import check_rma
+from quiver.replay.report.findings import FindingKind
+from quiver.replay.rma.check import check_rma
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracle import oracle_detections
 from quiver.formats import ConstructKind, DataOpKind, EventKind, LogBuilder, MapType, read_log
-from quiver.replay import vsm, vsm_aot, vsm_kernel
-from quiver.replay.oracle import oracle_detections
-from quiver.replay.vsm import replay_log, run_vsm
-from quiver.replay.vsm_layout import LOG_BLOCK
+from quiver.replay.mapping import vsm, vsm_aot, vsm_kernel
+from quiver.replay.mapping.vsm import replay_log, run_vsm
+from quiver.replay.mapping.vsm_layout import LOG_BLOCK
 
 HOST_VARS = [(0x1000, 24), (0x1018, 16), (0x2000, 32)]   # two adjacent, one apart
 DEV_BASES = [0x9000, 0x9040, 0x9028]

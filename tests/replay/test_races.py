@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from nowait_logs import Program, fig2
 from quiver.formats import LogBuilder, RmaOp, read_log
-from quiver.replay.findings import FindingKind
-from quiver.replay.happens_before import build_happens_before
-from quiver.replay.races import check_races, load_columns, race_findings
+from quiver.replay.nowait.happens_before import build_happens_before
+from quiver.replay.nowait.races import check_races, load_columns, race_findings
 from quiver.replay.registry import CheckOptions
+from quiver.replay.report.findings import FindingKind
 
 
 def races(p: Program, tmp_path):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from quiver.formats import EventKind, SyncKind, read_log
-from quiver.replay.races import check_races
+from quiver.replay.nowait.races import check_races
 from quiver.replay.registry import CheckOptions
 
 pytestmark = [pytest.mark.clang, pytest.mark.slow]

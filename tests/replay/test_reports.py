@@ -10,9 +10,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 from omp_sim import OmpSim
-from quiver.replay.findings import Finding, FindingKind, Site
-from quiver.replay.report_json import KINDS
-from quiver.replay.run_checks import AnalysisReport, UnknownCheck, resolve_checks
+from quiver.replay.driver import AnalysisReport, UnknownCheck, resolve_checks
+from quiver.replay.report.findings import Finding, FindingKind, Site
+from quiver.replay.report.json import KINDS
 
 TRACE = str(Path(sys.executable).with_name("trace"))
 SCHEMA = json.loads((Path(__file__).with_name("sarif-2.1.0-subset.schema.json")).read_text())

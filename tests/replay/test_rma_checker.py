@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from quiver.formats import LogBuilder, MessageKind, RmaOp, read_log
 from quiver.formats import MpiSyncKind as S
-from quiver.replay.findings import FindingKind
 from quiver.replay.registry import CheckOptions
-from quiver.replay.rma import check_rma
-from quiver.replay.rma_kernels import FIRST, TABLE2, paper_pairs
+from quiver.replay.report.findings import FindingKind
+from quiver.replay.rma.check import check_rma
+from quiver.replay.rma.kernels import FIRST, TABLE2, paper_pairs
 
 BASE = {0: 0x10000, 1: 0x20000, 2: 0x30000}
 BUF = {0: 0x90000, 1: 0xA0000, 2: 0xB0000}

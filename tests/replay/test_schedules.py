@@ -7,13 +7,13 @@ import random
 import pytest
 from nowait_logs import Program, fig2
 from quiver.formats import LogBuilder, read_log
-from quiver.replay.findings import FindingKind, merge_findings
-from quiver.replay.happens_before import build_happens_before
-from quiver.replay.races import check_races
+from quiver.replay.mapping.vsm import check_mapping
+from quiver.replay.nowait.happens_before import build_happens_before
+from quiver.replay.nowait.races import check_races
+from quiver.replay.nowait.schedules import build_schedule_model, check_schedules, explore
+from quiver.replay.nowait.tasks import build_task_model
 from quiver.replay.registry import CheckOptions
-from quiver.replay.schedules import build_schedule_model, check_schedules, explore
-from quiver.replay.tasks import build_task_model
-from quiver.replay.vsm import check_mapping
+from quiver.replay.report.findings import FindingKind, merge_findings
 
 
 def open_log(p: Program, tmp_path, name="run.arrow"):

@@ -6,7 +6,7 @@ import itertools
 import random
 
 import pytest
-from quiver.replay.por import PorProblem, enumerate_schedules
+from quiver.replay.nowait.por import PorProblem, enumerate_schedules
 
 
 def problem(k, m, after=None, before=None, preds=None, host=None, units=None) -> PorProblem:

@@ -11,12 +11,12 @@ import time
 
 import pytest
 from quiver.formats import read_log
-from quiver.replay.findings import FindingKind
-from quiver.replay.happens_before import build_happens_before
-from quiver.replay.races import check_races
+from quiver.replay.mapping.vsm import check_mapping
+from quiver.replay.nowait.happens_before import build_happens_before
+from quiver.replay.nowait.races import check_races
+from quiver.replay.nowait.schedules import build_schedule_model, check_schedules, explore
 from quiver.replay.registry import CheckOptions
-from quiver.replay.schedules import build_schedule_model, check_schedules, explore
-from quiver.replay.vsm import check_mapping
+from quiver.replay.report.findings import FindingKind
 
 pytestmark = [pytest.mark.clang, pytest.mark.slow]
 SYNCHRONOUS = {"LIBOMP_USE_HIDDEN_HELPER_TASK": "0"}

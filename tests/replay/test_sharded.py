@@ -1,4 +1,4 @@
-"""Sharded analysis (replay/sharded.py) on builder logs: the same report from one process, local
+"""Sharded analysis (replay/distributed/run.py) on builder logs: the same report from one process, local
 worker processes and a Dask LocalCluster, for single files and split-log directories, and the
 same findings as the single-log checkers (byte for byte in JSON)."""
 
@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from quiver.formats import ConstructKind, DataOpKind, LogBuilder, MessageKind, RmaOp, read_log, write_log
 from quiver.formats import MpiSyncKind as S
-from quiver.replay.executors import ProcessExecutor, SerialExecutor
+from quiver.replay.distributed.executors import ProcessExecutor, SerialExecutor
+from quiver.replay.distributed.partition import plan_partitions
+from quiver.replay.distributed.run import analyze_sharded
+from quiver.replay.driver import run_checks
 from quiver.replay.registry import CheckOptions
-from quiver.replay.report_json import render_json
-from quiver.replay.run_checks import run_checks
-from quiver.replay.sharded import analyze_sharded
-from quiver.replay.shards import plan_partitions
+from quiver.replay.report.json import render_json
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))

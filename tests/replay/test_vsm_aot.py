@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from quiver.formats import ConstructKind, DataOpKind, LogBuilder
-from quiver.replay import vsm_aot
+from quiver.replay.mapping import vsm_aot
 
 HOST, DEV = 0x7F00_0000_0000, 0x5500_0000_0000
 
@@ -17,7 +17,7 @@ PROBE = """
 import json, sys
 from quiver.formats import read_log
 from quiver.replay.registry import default_checkers
-from quiver.replay.run_checks import run_checks
+from quiver.replay.driver import run_checks
 report = run_checks(read_log(sys.argv[1]), default_checkers())
 print(json.dumps({"kinds": [f.kind.value for f in report.findings], "checks": report.checks,
                   "numba": "numba" in sys.modules}))

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from oracle import oracle_detections
 from quiver.formats import ConstructKind, DataOpKind, LogBuilder, MapType
-from quiver.replay.oracle import oracle_detections
-from quiver.replay.vsm import reusing_shadows, run_vsm
-from quiver.replay.vsm_layout import LOG_BLOCK
+from quiver.replay.mapping.vsm import reusing_shadows, run_vsm
+from quiver.replay.mapping.vsm_layout import LOG_BLOCK
 
 HOST, DEV0, DEV1 = 0x10000, 0x80000, 0xC0000
 N = 3 * 4096 + 100          # three default blocks and a bit

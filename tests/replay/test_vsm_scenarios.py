@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 from omp_sim import OmpSim
+from oracle import oracle_detections
 from quiver.formats import read_log
-from quiver.replay.findings import FindingKind
-from quiver.replay.oracle import oracle_detections
+from quiver.replay.mapping.vsm import check_mapping, run_vsm
 from quiver.replay.registry import CheckOptions
-from quiver.replay.vsm import check_mapping, run_vsm
+from quiver.replay.report.findings import FindingKind
 
 UUM = FindingKind.USE_OF_UNINITIALIZED_MEMORY
 STALE = FindingKind.USE_OF_STALE_DATA

@@ -1,0 +1,62 @@
+"""Typer commands of the recording side: `trace cc`, `trace cxx`, `trace record`.
+
+quiver/cli.py runs the usual `record` and `cc` command lines without typer (quiver/commands/record.py,
+the pass-through commands directly): what is here is their help and their error messages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from quiver.tracer import cc as ccmod
+
+_PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": ["--help"]}
+
+
+def cc(ctx: typer.Context) -> None:
+    """Compile C like clang-19, adding host offloading, access instrumentation and the tracer.
+
+    Every argument goes to clang-19 unchanged, e.g. `trace cc -g -O1 prog.c -o prog`.
+    As CC in a build: CC=quiver-cc (the same wrapper as a plain executable).
+    """
+    raise typer.Exit(ccmod.run("cc", list(ctx.args)))
+
+
+def cxx(ctx: typer.Context) -> None:
+    """Compile C++ like clang++-19, adding host offloading, access instrumentation and the tracer.
+
+    Every argument goes to clang++-19 unchanged. As CXX in a build: CXX=quiver-cxx.
+    """
+    raise typer.Exit(ccmod.run("cxx", list(ctx.args)))
+
+
+cc.context_settings = _PASS_THROUGH
+cxx.context_settings = _PASS_THROUGH
+
+
+def record(
+    program: Annotated[list[str], typer.Argument(help="the program and its arguments (after --)",
+                                                 show_default=False)],
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="event log to write (default run.arrow; "
+                                                "run.d with --split)")] = None,
+    ranks: Annotated[int | None, typer.Option("-n", "--ranks", min=1,
+                                              help="run RANKS MPI processes under the launcher")] = None,
+    launcher: Annotated[str | None, typer.Option("--launcher",
+                                                 help="launcher command used with -n (default mpiexec.mpich)")] = None,
+    split: Annotated[bool, typer.Option("--split", help="write a directory with one log per rank and a "
+                                        "manifest instead of one merged log (for big runs)")] = False,
+) -> None:
+    """Run a program with the tracer and write one event log; exits with the program's status.
+
+    Example:  trace record -o run.arrow -- ./prog 100
+              trace record -n 1024 --split -o run.d -- ./app
+    """
+    from quiver.commands import record as record_cli
+
+    raise typer.Exit(record_cli.run(program, output, ranks, launcher, split))
+
+
+record.context_settings = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]}

@@ -1,0 +1,62 @@
+"""`trace explain`: what each target construct really moved, and the transfers never needed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def explain(
+    log: Annotated[Path, typer.Argument(help="event log written by `trace record`")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text or json")] = "text",
+    variable: Annotated[str | None, typer.Option("--variable", "-v", help="only this variable")] = None,
+    line: Annotated[int | None, typer.Option("--line", help="only constructs at this source line")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="write here instead of stdout")] = None,
+) -> None:
+    """For each target construct: Copy In, Copy Out, Persistent In/Out, Alloc, Release per variable, with
+    bytes; then the transfers that were never needed (redundant-transfer) and the clause to change.
+
+    Always exits 0 on a readable log: this is advice, not a verdict (see `trace analyze`)."""
+    import polars as pl  # here, not at the top: every `trace` command imports this module
+
+    from quiver.formats.errors import UsageError
+    from quiver.formats.logset import open_logs
+    from quiver.replay.registry import CheckOptions
+    from quiver.replay.report.findings import merge_findings
+    from quiver.replay.transfers.constructs import construct_items, explain_table, render_text, to_json
+    from quiver.replay.transfers.redundant import redundant_findings, survey
+
+    if fmt not in ("text", "json"):
+        raise UsageError(f"unknown format {fmt!r}; use text or json")
+    logs = open_logs(log)
+    parts, findings = [], []
+    for events in logs:                     # one file, or one per rank for a split log
+        first = survey(events)
+        parts.append(construct_items(events, first.events))
+        findings.extend(redundant_findings(events, CheckOptions(), first))
+    items = pl.concat(parts)
+    findings = merge_findings(findings)
+    if variable is not None:
+        items = items.filter(items["variable"] == variable)
+        findings = [f for f in findings if f.variable == variable]
+    if line is not None:
+        items = items.filter(items["line"] == line)
+        findings = [f for f in findings if f.access.line == line]
+    table = explain_table(items)
+    if fmt == "json":
+        text = json.dumps({"log": str(log), **to_json(table, findings)}, indent=2, sort_keys=True) + "\n"
+    else:
+        text = render_text(table, findings, ranks=int(logs.run.get("ranks", 1) or 1))
+    if output is not None:
+        try:
+            output.write_text(text)
+        except OSError as e:
+            raise UsageError(f"{output}: cannot write ({e.strerror})") from None
+    else:
+        print(text, end="")
+
+
+explain.context_settings = {"help_option_names": ["-h", "--help"]}

@@ -1,0 +1,100 @@
+"""Run the selected checkers over one log and collect what every report renderer needs.
+
+Why: `trace analyze`, notebooks and tests all want the same thing — pick checkers by name, run them,
+merge their findings deterministically and decide the exit status — without going through the CLI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from quiver.formats import EventLog
+from quiver.formats.version import __version__
+from quiver.replay.registry import CHECKERS, CheckOptions, available_checkers, default_checkers
+from quiver.replay.report.findings import ADVISORY_KINDS, Finding, merge_findings
+
+EXIT_CLEAN, EXIT_FINDINGS = 0, 1
+
+
+class UnknownCheck(ValueError):
+    """A --check name that is not a checker (the message is one line for the user)."""
+
+
+def resolve_checks(requested: Iterable[str] | None) -> list[str]:
+    """Checker names from --check values (comma-separated or repeated, ``all``); default when empty."""
+    names: list[str] = []
+    for value in requested or ():
+        names.extend(part.strip() for part in value.split(",") if part.strip())
+    if not names:
+        return default_checkers()
+    out: list[str] = []
+    for name in names:
+        if name == "all":
+            picked = list(CHECKERS)
+        elif name in CHECKERS:
+            picked = [name]
+        else:
+            known = ", ".join([*CHECKERS, "all"])
+            raise UnknownCheck(f"unknown check '{name}' (known: {known})")
+        out.extend(n for n in picked if n not in out)
+    return out
+
+
+@dataclass
+class AnalysisReport:
+    """Findings of one analysis plus the facts about the log that reports print."""
+
+    log_path: str
+    run: dict[str, Any]
+    events: int
+    checks: list[str]
+    unavailable: list[str]
+    findings: list[Finding] = field(default_factory=list)
+    tool_version: str = __version__
+
+    @property
+    def truncated(self) -> bool:
+        return bool(self.run.get("truncated", False))
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.kind not in ADVISORY_KINDS]
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_FINDINGS if self.errors else EXIT_CLEAN
+
+    def counts_by_kind(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for f in self.findings:
+            counts[f.kind.value] = counts.get(f.kind.value, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def truncation_note(self) -> str:
+        if not self.truncated:
+            return ""
+        sig = self.run.get("signal") or 0
+        why = f"the program was killed by signal {sig}" if sig else "the program did not end normally"
+        return f"the log is truncated ({why}); findings cover the events recorded up to then"
+
+
+def run_checks(log: EventLog, checks: list[str], options: CheckOptions | None = None,
+               on_check: Callable[[str], None] | None = None) -> AnalysisReport:
+    """Run ``checks`` (names from the registry) over ``log``; unavailable ones are listed, not run."""
+    options = options or CheckOptions()
+    available = available_checkers(checks)
+    report = AnalysisReport(log_path=str(log.path), run=dict(log.run), events=log.num_events,
+                            checks=[c for c in checks if c in available],
+                            unavailable=[c for c in checks if c not in available])
+    from quiver.replay.mapping.vsm import reusing_shadows
+
+    found: list[Finding] = []
+    with reusing_shadows():
+        for name in report.checks:
+            if on_check is not None:
+                on_check(name)
+            found.extend(available[name](log, options))
+    report.findings = merge_findings(found)
+    return report

@@ -1,0 +1,97 @@
+"""The VSM kernel compiled ahead of time (``make setup``), so `trace analyze` need not load numba.
+
+Why: numba costs ~0.6 s of CPU before the first compiled call of a process (its import, then the
+set-up of its CPU target while the cached kernel loads); on a log of a few thousand events that is
+most of `trace analyze`. ``numba.pycc`` compiles the very functions of ``vsm_kernel`` into a plain
+extension module (``_vsm_aot``) that imports in milliseconds. It is used only while it matches the
+kernel's source (a hash compiled into it); otherwise, or for arrays it was not built for, the
+numba kernel runs. Built for this machine's CPU, like numba's own cache.
+
+    python -m quiver.replay.mapping.vsm_aot        # build (make setup does it); prints where it went
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+MODULE = "_vsm_aot"
+SOURCES = ("vsm_kernel.py", "vsm_layout.py")
+# shadow element types compiled ahead of time: uint8 holds the host and up to 3 devices (the shadow
+# type follows the device count, vsm._SHADOW_TYPES); more devices use the numba kernel
+SHADOW_TYPES = {np.dtype(np.uint8): "u8"}
+
+I64, I64_2, I64_3 = "int64[::1]", "int64[:,::1]", "int64[:,:,::1]"
+# apply_events' arguments in order: log columns, row selection, static tables, state (vsm.VsmSession)
+APPLY_ARGS = (
+    "int16[::1]", "int32[::1]", "int32[::1]", "int32[::1]", "uint64[::1]", "uint64[::1]", I64, "int32[::1]", I64,
+    "uint64[::1]", I64,                                       # kind rank device loc addr size id op aux addr2 aux2
+    I64, "int64", "int64", "int64",                           # rows first n_rows base
+    I64, I64_2, I64_2, I64, I64, I64, "int64", "int64",       # ct_event ct cl clk_keys clk_rows devmap ndev all_cvv
+    I64, I64, I64, "{shadow}[::1]", I64, I64, I64, "int64",   # tr_lo tr_hi tr_base shadow blo bhi bcnt lgb
+    I64_2, I64, I64, I64, I64, I64, I64_2, I64_2, I64,        # en lv_key lv_en al_lo al_hi ctr win fd fd_hash
+    I64, I64, I64, I64_3, I64, I64, I64,                      # wa_sh wa_id wa_done wh wn st_ev st_w
+)
+
+
+def source_hash() -> int:
+    """A 63-bit hash of the kernel's source files: the AOT module is current only if it holds this."""
+    h = hashlib.sha256()
+    here = Path(__file__).parent
+    for name in SOURCES:
+        h.update((here / name).read_bytes())
+    return int.from_bytes(h.digest()[:8], "little") >> 1
+
+
+def load() -> ModuleType | None:
+    """The compiled module if it is built and current, else None (the numba kernel is used)."""
+    try:
+        from quiver.replay.mapping import _vsm_aot as aot  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return aot if aot.source_hash() == source_hash() else None
+
+
+def kernel_names(shadow: np.dtype) -> tuple[str, str] | None:
+    """Names of (apply_events, copy_split_blocks) compiled for this shadow type, if any."""
+    suffix = SHADOW_TYPES.get(np.dtype(shadow))
+    return (f"apply_events_{suffix}", f"copy_split_blocks_{suffix}") if suffix else None
+
+
+def build(output_dir: Path | None = None) -> Path:
+    """Compile the kernel for each type of SHADOW_TYPES into ``_vsm_aot`` next to this file."""
+    from numba.pycc import CC
+    from quiver.replay.mapping import vsm_kernel as K
+
+    cc = CC(MODULE)
+    cc.output_dir = str(output_dir or Path(__file__).parent)
+    cc.target_cpu = "host"
+    cc.verbose = False
+    digest = source_hash()
+    cc.export("source_hash", "int64()")(lambda: digest)
+    for dtype, suffix in SHADOW_TYPES.items():
+        shadow = np.dtype(dtype).name
+        args = ", ".join(a.format(shadow=shadow) for a in APPLY_ARGS)
+        cc.export(f"apply_events_{suffix}", f"void({args})")(K.apply_events.py_func)
+        cc.export(f"copy_split_blocks_{suffix}", f"void({shadow}[::1], {shadow}[::1], {I64}, {I64}, int64)")(
+            K.copy_split_blocks.py_func)
+    cc.compile()
+    return Path(cc.output_dir) / cc.output_file
+
+
+def main() -> int:
+    try:
+        path = build()
+    except Exception as e:  # noqa: BLE001 -- the numba kernel still works: say why and go on
+        print(f"vsm_aot: not built ({type(e).__name__}: {e}); `trace analyze` will use numba", file=sys.stderr)
+        return 1
+    print(f"vsm_aot: built {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""The layout the VSM kernel and its Python side share: key shifts, shadow bits, event codes and the
+columns of the kernel's state tables.
+
+Apart from ``vsm_kernel`` (numba) so that ``quiver.replay.mapping.vsm`` can size and read those tables
+without importing numba: a log replayed by the ahead-of-time compiled kernel (``vsm_aot``) never
+loads it.
+
+Keys: a host address is keyed as ``rank << 48 | addr``; a device address as
+``(rank * ndev + dense_device) << 48 | addr``, so one sorted array serves all ranks and devices.
+Shadow bits per tracked host byte: ``OVV`` (OV valid) 1, ``OVI`` (OV initialised) 2, and per dense
+device d: CV valid ``4 << 2d`` and CV initialised ``8 << 2d``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from quiver.formats import AccessFlag, DataOpKind, EventKind, MapType
+
+SHIFT = 48
+ADDR_MASK = (1 << SHIFT) - 1
+CKEY_SHIFT = 40
+BIG = np.int64(1) << np.int64(62)
+
+OVV = 1
+OVI = 2
+
+K_ALLOC = int(EventKind.ALLOC)
+K_FREE = int(EventKind.FREE)
+K_MAP = int(EventKind.MAP_CLAUSE)
+K_DATA = int(EventKind.DATA_OP)
+K_ACCESS = int(EventKind.ACCESS)
+D_ALLOC = int(DataOpKind.ALLOC)
+D_TO = int(DataOpKind.TRANSFER_TO)
+D_FROM = int(DataOpKind.TRANSFER_FROM)
+D_DELETE = int(DataOpKind.DELETE)
+D_ASSOC = int(DataOpKind.ASSOCIATE)
+D_DISASSOC = int(DataOpKind.DISASSOCIATE)
+A_WRITE = int(AccessFlag.WRITE)
+M_NO_DATA = int(MapType.LITERAL) | int(MapType.PRIVATE)
+M_MOTION = int(MapType.TO) | int(MapType.FROM)
+
+# finding kinds (codes of mapping_events.DETECTION_KINDS, 1-based)
+FK_UUM, FK_STALE, FK_OVERFLOW, FK_SECTION = 1, 2, 3, 4
+
+# control table columns
+(CT_KIND, CT_RANK, CT_DI, CT_LOC, CT_ADDR, CT_ADDR2, CT_SIZE, CT_ID, CT_OP, CT_NAME, CT_CLROW, CT_AUX,
+ CT_N) = range(13)
+# clause table columns (CL_OBJLO / CL_OBJHI are written by the kernel when the clause is applied)
+CL_EVENT, CL_CKEY, CL_HOST, CL_SIZE, CL_NAME, CL_TYPE, CL_LOC, CL_OBJLO, CL_OBJHI, CL_N = range(10)
+# mapping-entry table columns (one row per CV mapping ever created, in creation order)
+(EN_HOST, EN_DEV, EN_SIZE, EN_SHADOW, EN_DI, EN_RANK, EN_CLAUSE, EN_CREATE, EN_RELEASE, EN_NAME,
+ EN_N) = range(11)
+# counters
+(C_NLIVE, C_NENT, C_NALLOC, C_NFIND, C_GEN, C_DROPPED, C_LE_N, C_LE_LO, C_LE_HI, C_LE_E,
+ C_WIN_KEY, C_WIN_DEV, C_WIN_GEN, C_NWIN, C_STOP, C_N) = range(16)
+# finding table columns
+(F_KIND, F_RANK, F_DI, F_LOC, F_KX, F_ENTRY, F_CLAUSE, F_EVENT, F_HOST, F_DEV, F_SHADOW, F_BYTES, F_OCC,
+ F_LASTEV, F_LASTHOST, F_WIDTH, F_ASIZE, F_RELEASE, F_NAME, F_OBJLO, F_OBJHI, F_N) = range(22)
+
+
+# ---------------------------------------------------------------------------------------------
+# The shadow in blocks. Every 2**lgb consecutive shadow bytes (``LOG_BLOCK`` unless a test asks for
+# smaller blocks) form a block with two bounds:
+# ``blo[b]`` (bits set in every byte of the block) and ``bhi[b]`` (bits set in some byte). When they
+# are equal the block is *uniform*: each byte holds that value and the bytes in ``shadow`` are not
+# kept (they are written only when a partial operation splits the block). Every operation is a
+# per-byte bit map (``_fmap``), so uniform blocks are updated in O(1), a read of a block whose
+# lower bound has the valid bit needs no byte scan, and what remains are vectorised slice loops.
+LOG_BLOCK = 12
+BLOCK = 1 << LOG_BLOCK
+# bit maps: v -> (v & keep) | set, plus a copy of the OV bits into a CV (TO) or back (FROM)
+MAP_PLAIN, MAP_TO, MAP_FROM = 0, 1, 2

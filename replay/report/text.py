@@ -1,0 +1,80 @@
+"""The default report: plain text laid out like a sanitizer's (one block per finding, a SUMMARY line).
+
+Deterministic: built only from the findings and the log's metadata, no clock, no terminal widths.
+"""
+
+from __future__ import annotations
+
+from quiver.replay.driver import AnalysisReport
+from quiver.replay.report.findings import ADVISORY_KINDS, Finding, Site
+
+PREFIX = "==quiver=="
+ROLE_WORDS = {"map-clause": "map clause", "other-access": "other access", "ignored-clause": "ignored clause",
+              "release": "released", "allocation": "host object", "construct": "construct"}
+
+
+def side_text(site: Site) -> str:
+    if site.side == "device":
+        return f"on device {site.device}"
+    if site.side == "rank":
+        return f"on rank {site.rank}"
+    return "on the host"
+
+
+def where(site: Site) -> str:
+    """``in main at fig1.c:12``; nothing for an unknown place."""
+    fn = f"in {site.function}" if site.function else ""
+    at = f"at {site.short()}" if site.file and site.file != "??" else ""
+    return " ".join(p for p in (fn, at) if p)
+
+
+def counts_text(f: Finding) -> str:
+    if f.element_size:
+        n = max(f.bytes // f.element_size, 1)
+        amount = f"{n} element{'s' if n != 1 else ''} ({f.bytes} bytes)"
+    else:
+        amount = f"{f.bytes} byte{'s' if f.bytes != 1 else ''}"
+    return f"{amount} in {f.occurrences} access{'es' if f.occurrences != 1 else ''}"
+
+
+def render_finding(f: Finding) -> list[str]:
+    level = "WARNING" if f.kind in ADVISORY_KINDS else "ERROR"
+    lines = [f"{PREFIX} {level}: {f.kind.value} {side_text(f.access)} {where(f.access)}", f"  {f.message}"]
+    if f.extent:
+        lines.append(f"  {f.extent}")
+    if f.bytes:
+        lines.append(f"  {counts_text(f)}")
+    for r in f.related:
+        role = ROLE_WORDS.get(r.role, r.role.replace("-", " "))
+        lines.append(f"  {role}: " + " ".join(p for p in (r.message, where(r.site)) if p))
+    if f.history:
+        lines.append("  history of the first bad byte:")
+        for i, step in enumerate(f.history):
+            state = f"  -> {step.state}" if step.state else ""
+            at = f"{step.site.short()}: " if step.site.file and step.site.file != "??" else ""
+            lines.append(f"    #{i} {at}{step.operation}{state}")
+    if f.fix:
+        lines.append(f"  fix: {f.fix}")
+    return lines
+
+
+def render_text(report: AnalysisReport) -> str:
+    lines: list[str] = []
+    note = report.truncation_note()
+    if note:
+        lines += [f"{PREFIX} WARNING: {note}", ""]
+    for f in report.findings:
+        lines += render_finding(f)
+        lines.append("")
+    checks = ", ".join(report.checks) or "none"
+    if report.unavailable:
+        checks += f"; not available: {', '.join(report.unavailable)}"
+    if report.findings:
+        kinds = ", ".join(f"{n} {k}" for k, n in report.counts_by_kind().items())
+        n = len(report.findings)
+        summary = f"{n} finding{'s' if n != 1 else ''} ({kinds})"
+    else:
+        summary = "no findings"
+    truncated = " (truncated log)" if report.truncated else ""
+    lines.append(f"SUMMARY: quiver: {summary} in {report.log_path}{truncated} [checks: {checks}]")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,447 @@
+"""Every memory access that matters for MPI-RMA races, one row each, sharded by memory.
+
+Why one table: the race search (rma_kernels) only needs, per access, *where* (which rank's
+memory, which bytes), *what* (read/write, local or RMA, atomic op), *when it starts* (issuer,
+segment) and *when it is complete* (a cut on some rank). Everything MPI-specific (windows,
+displacements, completion by flush/unlock/fence/request/PSCW, lock epochs, fence phases and the
+paper's epochs for ``--baseline``) is resolved here, with numpy over whole columns.
+
+Shards: ``(window, owner)`` for window memory, ``(-1, owner)`` for the owner's other memory
+(origin and result buffers of its RMA calls and the loads/stores to them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from quiver.formats import AccessFlag, EventKind, LockType, MpiSyncKind, RmaOp, WinFlavor
+from quiver.formats.blocks import expand_blocks
+from quiver.replay.rma.sync import INF, Clocks, RankOrder, _key
+
+# roles of an access row
+LOAD, STORE, ORIGIN_READ, ORIGIN_WRITE, TARGET_READ, TARGET_WRITE = 0, 1, 2, 3, 4, 5
+ROLE_NAMES = ["load", "store", "origin read", "origin write", "target read", "target write"]
+# the paper's operation classes (Table 2 rows)
+B_OGET, B_OPUT, B_TGET, B_TPUT, B_LOAD, B_STORE = 0, 1, 2, 3, 4, 5
+NO_OP = 12          # MPI_NO_OP code in the RMA `name` column
+CAS_OP = 15         # compare-and-swap (recorded with this pseudo op code)
+
+ACCUMULATES = (RmaOp.ACCUMULATE, RmaOp.GET_ACCUMULATE, RmaOp.FETCH_AND_OP, RmaOp.COMPARE_AND_SWAP,
+               RmaOp.RACCUMULATE, RmaOp.RGET_ACCUMULATE)
+GETS = (RmaOp.GET, RmaOp.RGET)
+WITH_RESULT = (RmaOp.GET_ACCUMULATE, RmaOp.FETCH_AND_OP, RmaOp.COMPARE_AND_SWAP, RmaOp.RGET_ACCUMULATE)
+
+FIELDS = ("shard", "owner", "lo", "hi", "role", "write", "local", "atomic", "mop", "dsize", "issuer", "seg",
+          "row", "end_rank", "end_cut", "lock", "excl", "phase", "bl_class", "bl_epoch", "loc", "rma_op",
+          "win", "target", "disp", "mode")
+# synchronisation mode an RMA call was issued in (for the advice in reports)
+MODE_NONE, MODE_FENCE, MODE_LOCK, MODE_LOCK_ALL, MODE_PSCW = 0, 1, 2, 3, 4
+
+
+@dataclass
+class Accesses:
+    """Struct of arrays, one entry per access (see FIELDS); int64 everywhere for numba."""
+
+    cols: dict[str, np.ndarray]
+
+    def __len__(self) -> int:
+        return len(self.cols["lo"])
+
+    def take(self, idx: np.ndarray) -> Accesses:
+        return Accesses({k: v[idx] for k, v in self.cols.items()})
+
+
+def _composite(keys: np.ndarray, cuts: np.ndarray, factor: int) -> np.ndarray:
+    return keys.astype(np.int64) * factor + cuts.astype(np.int64)
+
+
+def _factor(*cuts: np.ndarray) -> int:
+    return int(max((int(c.max()) for c in cuts if len(c)), default=0)) + 2
+
+
+def next_cut(ev_keys: np.ndarray, ev_cuts: np.ndarray, q_keys: np.ndarray, q_cuts: np.ndarray) -> np.ndarray:
+    """For each query: the smallest event cut > query cut with the same key, else INF."""
+    out = np.full(len(q_keys), INF, dtype=np.int64)
+    if len(ev_keys) == 0 or len(q_keys) == 0:
+        return out
+    f = _factor(ev_cuts, q_cuts)
+    comp = np.sort(_composite(ev_keys, ev_cuts, f))
+    i = np.searchsorted(comp, _composite(q_keys, q_cuts, f), side="right")
+    ok = i < len(comp)
+    hit = comp[np.minimum(i, len(comp) - 1)]
+    ok &= hit // f == q_keys
+    out[ok] = hit[ok] % f
+    return out
+
+
+def last_at_or_before(ev_keys: np.ndarray, ev_cuts: np.ndarray, q_keys: np.ndarray,
+                      q_cuts: np.ndarray) -> np.ndarray:
+    """For each query: index (into the events) of the last event with the same key and cut <= query cut, else -1."""
+    out = np.full(len(q_keys), -1, dtype=np.int64)
+    if len(ev_keys) == 0 or len(q_keys) == 0:
+        return out
+    f = _factor(ev_cuts, q_cuts)
+    comp = _composite(ev_keys, ev_cuts, f)
+    order = np.argsort(comp, kind="stable")
+    comp = comp[order]
+    i = np.searchsorted(comp, _composite(q_keys, q_cuts, f), side="right") - 1
+    ok = i >= 0
+    hit = comp[np.maximum(i, 0)]
+    ok &= hit // f == q_keys
+    out[ok] = order[i[ok]]
+    return out
+
+
+def count_at_or_before(ev_keys: np.ndarray, ev_cuts: np.ndarray, q_keys: np.ndarray,
+                       q_cuts: np.ndarray) -> np.ndarray:
+    """For each query: how many events with the same key have cut <= query cut."""
+    if len(ev_keys) == 0 or len(q_keys) == 0:
+        return np.zeros(len(q_keys), dtype=np.int64)
+    f = _factor(ev_cuts, q_cuts)
+    comp = np.sort(_composite(ev_keys, ev_cuts, f))
+    upto = np.searchsorted(comp, _composite(q_keys, q_cuts, f), side="right")
+    start = np.searchsorted(comp, _composite(q_keys, np.zeros_like(q_cuts), f), side="left")
+    return (upto - start).astype(np.int64)
+
+
+def _dense(*parts_pairs: tuple[np.ndarray, ...]) -> list[np.ndarray]:
+    """Dense integer keys for several groups of columns, consistent across the groups."""
+    sizes = [len(p[0]) for p in parts_pairs]
+    cat = [np.concatenate([p[j] for p in parts_pairs]) for j in range(len(parts_pairs[0]))]
+    k = _key(*cat) if sum(sizes) else np.zeros(0, dtype=np.int64)
+    out, pos = [], 0
+    for n in sizes:
+        out.append(k[pos:pos + n])
+        pos += n
+    return out
+
+
+@dataclass
+class Regions:
+    """Window memory of every rank: [lo, hi) of window `win` on rank index `rank`, alive in rows [born, dies)."""
+
+    rank: np.ndarray
+    win: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    born: np.ndarray
+    dies: np.ndarray
+    base: dict[tuple[int, int], tuple[int, int]]   # (win, rank index) -> (base, flavor)
+
+    def shard_of(self, rank: np.ndarray, addr: np.ndarray, row: np.ndarray) -> np.ndarray:
+        """The window whose memory holds each address at that time, else -1."""
+        out = np.full(len(addr), -1, dtype=np.int64)
+        if len(self.lo) == 0 or len(addr) == 0:
+            return out
+        # each region only looks at its own rank's queries (thousands of ranks, one region each)
+        by_rank = np.argsort(rank, kind="stable")
+        sorted_rank = rank[by_rank]
+        starts = np.searchsorted(sorted_rank, self.rank, side="left")
+        ends = np.searchsorted(sorted_rank, self.rank, side="right")
+        for i in range(len(self.lo)):
+            q = by_rank[starts[i]:ends[i]]
+            if len(q) == 0:
+                continue
+            hit = ((out[q] < 0) & (addr[q] >= self.lo[i]) & (addr[q] < self.hi[i]) & (row[q] >= self.born[i])
+                   & (row[q] < self.dies[i]))
+            out[q[hit]] = self.win[i]
+        return out
+
+
+def regions(cols: dict[str, np.ndarray], ro: RankOrder) -> Regions:
+    kind = cols["kind"]
+    n = len(kind)
+    ridx = ro.rank_index
+    rows = np.arange(n)
+    out: dict[str, list[int]] = {k: [] for k in ("rank", "win", "lo", "hi", "born", "dies")}
+    base: dict[tuple[int, int], tuple[int, int]] = {}
+    frees = {(int(cols["id"][i]), int(ridx[i])): int(i) for i in rows[kind == EventKind.WIN_FREE]}
+    for i in rows[kind == EventKind.WIN_CREATE]:
+        w, r = int(cols["id"][i]), int(ridx[i])
+        base[(w, r)] = (int(cols["addr"][i]), int(cols["op"][i]))
+        if int(cols["size"][i]) > 0 and int(cols["op"][i]) != WinFlavor.DYNAMIC:
+            for k, v in (("rank", r), ("win", w), ("lo", int(cols["addr"][i])),
+                         ("hi", int(cols["addr"][i]) + int(cols["size"][i])), ("born", int(i)),
+                         ("dies", frees.get((w, r), n))):
+                out[k].append(v)
+    detach = [(int(cols["id"][i]), int(ridx[i]), int(cols["addr"][i]), int(i)) for i in rows[kind == EventKind.WIN_DETACH]]
+    for i in rows[kind == EventKind.WIN_ATTACH]:
+        w, r, a = int(cols["id"][i]), int(ridx[i]), int(cols["addr"][i])
+        end = next((j for (dw, dr, da, j) in detach if (dw, dr, da) == (w, r, a) and j > i), frees.get((w, r), n))
+        for k, v in (("rank", r), ("win", w), ("lo", a), ("hi", a + int(cols["size"][i])), ("born", int(i)),
+                     ("dies", end)):
+            out[k].append(v)
+    arr = {k: np.array(v, dtype=np.int64) for k, v in out.items()}
+    return Regions(arr["rank"], arr["win"], arr["lo"], arr["hi"], arr["born"], arr["dies"], base)
+
+
+@dataclass
+class Completion:
+    """Per RMA row: the cut (on the origin, or on the target for PSCW) after which it is complete."""
+
+    origin_cut: np.ndarray
+    target_rank: np.ndarray     # rank index whose cut completes the target side
+    target_cut: np.ndarray
+
+
+def completion(cols: dict[str, np.ndarray], ro: RankOrder, clk: Clocks, rma: np.ndarray,
+               target_idx: np.ndarray) -> Completion:
+    """When each RMA call is complete at the origin and at the target (flush, unlock, fence, request, PSCW)."""
+    kind, op, ridx, seg = cols["kind"], cols["op"], ro.rank_index, ro.seg
+    o, w, q = ridx[rma], cols["id"][rma], seg[rma]
+    sync = kind == EventKind.MPI_SYNC
+
+    def sel(*ops: int) -> np.ndarray:
+        return np.flatnonzero(sync & np.isin(op, np.array(ops, dtype=op.dtype)))
+
+    all_both = np.r_[sel(MpiSyncKind.FENCE, MpiSyncKind.UNLOCK_ALL, MpiSyncKind.FLUSH_ALL),
+                     np.flatnonzero(kind == EventKind.WIN_FREE)]
+    one_both = sel(MpiSyncKind.UNLOCK, MpiSyncKind.FLUSH)
+    all_orig = sel(MpiSyncKind.FLUSH_LOCAL_ALL)
+    one_orig = sel(MpiSyncKind.FLUSH_LOCAL)
+    complete = sel(MpiSyncKind.COMPLETE)
+    peer = cols["id2"].astype(np.int64)
+    peer_idx = np.where(np.isin(peer, ro.ranks), np.searchsorted(ro.ranks, peer), -1)
+
+    ek_all, qk_all = _dense((ridx[all_both], cols["id"][all_both]), (o, w))
+    c_all = next_cut(ek_all, seg[all_both], qk_all, q)
+    ek_one, qk_one = _dense((ridx[one_both], cols["id"][one_both], peer_idx[one_both]), (o, w, target_idx))
+    c_one = next_cut(ek_one, seg[one_both], qk_one, q)
+    ek_lall, qk_lall = _dense((ridx[all_orig], cols["id"][all_orig]), (o, w))
+    c_lall = next_cut(ek_lall, seg[all_orig], qk_lall, q)
+    ek_lone, qk_lone = _dense((ridx[one_orig], cols["id"][one_orig], peer_idx[one_orig]), (o, w, target_idx))
+    c_lone = next_cut(ek_lone, seg[one_orig], qk_lone, q)
+    ek_c, qk_c = _dense((ridx[complete], cols["id"][complete]), (o, w))
+    c_complete = next_cut(ek_c, seg[complete], qk_c, q)
+
+    # request completion (request ids are unique per rank)
+    req = cols["aux2"][rma]
+    has_req = np.isin(cols["op"][rma], [RmaOp.RPUT, RmaOp.RGET, RmaOp.RACCUMULATE, RmaOp.RGET_ACCUMULATE]) & (req >= 0)
+    rq = np.flatnonzero(kind == EventKind.MPI_REQUEST)
+    ek_r, qk_r = _dense((ridx[rq], cols["aux2"][rq]), (o, req))
+    c_req = np.where(has_req, next_cut(ek_r, seg[rq], qk_r, q), INF)
+
+    both = np.minimum(c_all, c_one)
+    origin_cut = np.minimum.reduce([both, c_lall, c_lone, c_complete, c_req])
+    is_rget = np.isin(cols["op"][rma], list(GETS)) & has_req
+    target_cut = np.minimum(both, np.where(is_rget, c_req, INF))
+    target_rank = o.copy()
+    # PSCW: the target side completes at the target's matching MPI_Win_wait
+    pscw = np.flatnonzero(c_complete < target_cut)
+    for i in pscw:
+        waits = clk.pscw_wait.get((int(o[i]), int(c_complete[i])), [])
+        hit = next((wc for (t, wc) in waits if t == target_idx[i]), None)
+        if hit is not None:
+            target_rank[i], target_cut[i] = target_idx[i], hit
+    return Completion(origin_cut, target_rank, target_cut)
+
+
+def lock_epochs(cols: dict[str, np.ndarray], ro: RankOrder, q_rank: np.ndarray, q_win: np.ndarray,
+                q_target: np.ndarray, q_seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(epoch id or -1, exclusive?) of the passive-target epoch on (window, target) each query is in."""
+    kind, op, ridx, seg = cols["kind"], cols["op"], ro.rank_index, ro.seg
+    sync = kind == EventKind.MPI_SYNC
+    peer = cols["id2"].astype(np.int64)
+    peer_idx = np.where(np.isin(peer, ro.ranks), np.searchsorted(ro.ranks, peer), -1)
+    lock_id = np.full(len(q_rank), -1, dtype=np.int64)
+    excl = np.zeros(len(q_rank), dtype=np.int64)
+    for opening, closing, per_target in ((MpiSyncKind.LOCK, MpiSyncKind.UNLOCK, True),
+                                         (MpiSyncKind.LOCK_ALL, MpiSyncKind.UNLOCK_ALL, False)):
+        ev = np.flatnonzero(sync & ((op == opening) | (op == closing)))
+        if len(ev) == 0:
+            continue
+        parts = (ridx[ev], cols["id"][ev]) + ((peer_idx[ev],) if per_target else ())
+        qparts = (q_rank, q_win) + ((q_target,) if per_target else ())
+        ek, qk = _dense(parts, qparts)
+        last = last_at_or_before(ek, seg[ev], qk, q_seg)
+        inside = last >= 0
+        inside[inside] = op[ev[last[inside]]] == opening
+        lock_id[inside] = ev[last[inside]]
+        excl[inside] = (cols["aux"][ev[last[inside]]] == LockType.EXCLUSIVE).astype(np.int64)
+    return lock_id, excl
+
+
+def fence_phase(cols: dict[str, np.ndarray], ro: RankOrder, q_rank: np.ndarray, q_win: np.ndarray,
+                q_seg: np.ndarray) -> np.ndarray:
+    """How many fences on the window the rank has passed: accesses in different phases never race."""
+    ev = np.flatnonzero((cols["kind"] == EventKind.MPI_SYNC) & (cols["op"] == MpiSyncKind.FENCE))
+    ek, qk = _dense((ro.rank_index[ev], cols["id"][ev]), (q_rank, q_win))
+    return count_at_or_before(ek, ro.seg[ev], qk, q_seg)
+
+
+def paper_epochs(cols: dict[str, np.ndarray], ro: RankOrder, q_rank: np.ndarray, q_win: np.ndarray,
+                 q_seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(epoch ordinal, open?) in the paper's model: epochs are fence and lock_all/unlock_all only.
+
+    ``q_win`` -1 asks about the rank's private memory: every window's epoch calls count.
+    """
+    kind, op = cols["kind"], cols["op"]
+    ev = np.flatnonzero((kind == EventKind.MPI_SYNC)
+                        & np.isin(op, [MpiSyncKind.FENCE, MpiSyncKind.LOCK_ALL, MpiSyncKind.UNLOCK_ALL]))
+    ordinal = np.zeros(len(q_rank), dtype=np.int64)
+    is_open = np.zeros(len(q_rank), dtype=bool)
+    opening = (op[ev] == MpiSyncKind.FENCE) | (op[ev] == MpiSyncKind.LOCK_ALL)
+    for private in (False, True):
+        m = (q_win < 0) == private
+        if not m.any():
+            continue
+        ev_win = np.full(len(ev), -1) if private else cols["id"][ev]
+        ek, qk = _dense((ro.rank_index[ev], ev_win), (q_rank[m], q_win[m]))
+        ordinal[m] = count_at_or_before(ek[opening], ro.seg[ev][opening], qk, q_seg[m])
+        last = last_at_or_before(ek, ro.seg[ev], qk, q_seg[m])
+        op_last = np.where(last >= 0, op[ev[np.maximum(last, 0)]], 0) if len(ev) else np.zeros(len(last), np.int64)
+        is_open[m] = (last >= 0) & ((op_last == MpiSyncKind.FENCE) | (op_last == MpiSyncKind.LOCK_ALL))
+    return ordinal, is_open
+
+
+def build(cols: dict[str, np.ndarray], ro: RankOrder, clk: Clocks) -> tuple[Accesses, Regions]:
+    """The access table of a log (local loads/stores and both sides of every RMA call)."""
+    kind = cols["kind"]
+    reg = regions(cols, ro)
+    ridx, seg = ro.rank_index, ro.seg
+    parts: list[dict[str, np.ndarray]] = []
+
+    # local loads and stores (host side only)
+    acc = np.flatnonzero((kind == EventKind.ACCESS) & (cols["device"] < 0) & (cols["size"] > 0))
+    if len(acc):
+        blk, lo, hi = expand_blocks(cols["addr"][acc], cols["size"][acc], cols["addr2"][acc], cols["aux2"][acc])
+        acc = acc[blk]  # one row per block of a strided run
+        write = (cols["op"][acc] & AccessFlag.WRITE) != 0
+        parts.append(_rows(acc, reg.shard_of(ridx[acc], lo, acc), ridx[acc], lo, hi,
+                           np.where(write, STORE, LOAD), write, 1, 0, 0, 0, ridx[acc], seg[acc],
+                           ridx[acc], seg[acc] + 1, cols["loc"][acc], 0, -1, -1, 0,
+                           np.where(write, B_STORE, B_LOAD)))
+
+    rma = np.flatnonzero(kind == EventKind.RMA)
+    if len(rma):
+        parts += _rma_rows(cols, ro, clk, reg, rma)
+
+    if not parts:
+        empty = {f: np.zeros(0, dtype=np.int64) for f in FIELDS}
+        return Accesses(empty), reg
+    table = {f: np.concatenate([p[f] for p in parts]) for f in FIELDS}
+    a = Accesses(table)
+    _add_epochs(cols, ro, a)
+    return a, reg
+
+
+def _rows(row, shard, owner, lo, hi, role, write, local, atomic, mop, dsize, issuer, sg, end_rank, end_cut, loc,
+          rma_op, win, target, disp, bl_class) -> dict[str, np.ndarray]:
+    n = len(row)
+
+    def col(v) -> np.ndarray:
+        return np.broadcast_to(np.asarray(v, dtype=np.int64), (n,)).copy()
+
+    return {"shard": col(shard), "owner": col(owner), "lo": col(lo), "hi": col(hi), "role": col(role),
+            "write": col(write), "local": col(local), "atomic": col(atomic), "mop": col(mop), "dsize": col(dsize),
+            "issuer": col(issuer), "seg": col(sg), "row": col(row), "end_rank": col(end_rank),
+            "end_cut": col(end_cut), "lock": col(-1), "excl": col(0), "phase": col(0), "bl_class": col(bl_class),
+            "bl_epoch": col(-1), "loc": col(loc), "rma_op": col(rma_op), "win": col(win), "target": col(target),
+            "disp": col(disp), "mode": col(MODE_NONE)}
+
+
+def _rma_rows(cols, ro: RankOrder, clk: Clocks, reg: Regions, rma: np.ndarray) -> list[dict[str, np.ndarray]]:
+    ridx, seg = ro.rank_index, ro.seg
+    op = cols["op"][rma].astype(np.int64)
+    win = cols["id"][rma].astype(np.int64)
+    target = cols["id2"][rma].astype(np.int64)
+    known = np.isin(target, ro.ranks)
+    t_idx = np.where(known, np.searchsorted(ro.ranks, target), -1)
+    o = ridx[rma]
+    size = cols["size"][rma].astype(np.int64)
+    disp = cols["aux"][rma].astype(np.int64)
+    mop = np.where(np.isin(op, list(ACCUMULATES)), cols["name"][rma].astype(np.int64), 0)
+    dsize = cols["device"][rma].astype(np.int64)
+    atomic = np.isin(op, list(ACCUMULATES)).astype(np.int64)
+    comp = completion(cols, ro, clk, rma, t_idx)
+    loc = cols["loc"][rma]
+    out = []
+
+    # target side
+    base = np.zeros(len(rma), dtype=np.int64)
+    ok = np.zeros(len(rma), dtype=bool)
+    for (bw, br), (b, flavor) in reg.base.items():
+        hit = known & (win == bw) & (t_idx == br)
+        ok |= hit
+        base[hit] = 0 if flavor == WinFlavor.DYNAMIC else b
+    lo = base + disp
+    t_write = np.where(np.isin(op, list(GETS)) | ((atomic == 1) & (mop == NO_OP)), 0, 1)
+    t_role = np.where(t_write == 1, TARGET_WRITE, TARGET_READ)
+    bl = np.where(np.isin(op, list(GETS)), B_TGET, B_TPUT)
+    m = ok & (size > 0)
+    out.append(_rows(rma[m], win[m], t_idx[m], lo[m], lo[m] + size[m], t_role[m], t_write[m], 0, atomic[m], mop[m],
+                     dsize[m], o[m], seg[rma][m], comp.target_rank[m], comp.target_cut[m], loc[m], op[m], win[m],
+                     target[m], disp[m], bl[m]))
+
+    # origin side: the origin buffer (read, or written by a get) and the result buffer (written)
+    oaddr = cols["addr"][rma].astype(np.int64)
+    is_get = np.isin(op, list(GETS))
+    m = (oaddr != 0) & (size > 0)
+    shard = reg.shard_of(o[m], oaddr[m], rma[m])
+    out.append(_rows(rma[m], shard, o[m], oaddr[m], oaddr[m] + size[m], np.where(is_get[m], ORIGIN_WRITE, ORIGIN_READ),
+                     is_get[m].astype(np.int64), 0, 0, 0, 0, o[m], seg[rma][m], o[m], comp.origin_cut[m], loc[m], op[m],
+                     win[m], target[m], disp[m], np.where(is_get[m], B_OGET, B_OPUT)))
+    raddr = cols["addr2"][rma].astype(np.int64)
+    m = (raddr != 0) & (size > 0) & np.isin(op, list(WITH_RESULT))
+    shard = reg.shard_of(o[m], raddr[m], rma[m])
+    out.append(_rows(rma[m], shard, o[m], raddr[m], raddr[m] + size[m], ORIGIN_WRITE, 1, 0, 0, 0, 0, o[m],
+                     seg[rma][m], o[m], comp.origin_cut[m], loc[m], op[m], win[m], target[m], disp[m], B_OGET))
+    return out
+
+
+def _add_epochs(cols, ro: RankOrder, a: Accesses) -> None:
+    """Lock epochs, fence phases and the paper's epochs of every access."""
+    c = a.cols
+    remote = c["local"] == 0
+    target_side = remote & ((c["role"] == TARGET_READ) | (c["role"] == TARGET_WRITE))
+    in_window = c["shard"] >= 0
+    # lock epoch: RMA target accesses by their issuer's lock on (win, owner); the owner's own
+    # loads/stores in its window by its lock on itself
+    q = np.flatnonzero((target_side | (c["local"] == 1)) & in_window)
+    if len(q):
+        lock, excl = lock_epochs(cols, ro, c["issuer"][q], c["shard"][q], c["owner"][q], c["seg"][q])
+        c["lock"][q] = lock
+        c["excl"][q] = excl
+    q = np.flatnonzero(in_window)
+    if len(q):
+        c["phase"][q] = fence_phase(cols, ro, c["issuer"][q], c["shard"][q], c["seg"][q])
+    _add_modes(cols, ro, a)
+    # the paper's epochs: window memory by the window's epochs, private memory by any epoch of the
+    # rank; RMA accesses always count, loads and stores only while an epoch is open
+    ordinal, is_open = paper_epochs(cols, ro, c["issuer"], c["shard"], c["seg"])
+    c["bl_epoch"] = np.where(remote | is_open, ordinal, -1)
+
+
+def _add_modes(cols, ro: RankOrder, a: Accesses) -> None:
+    """Which synchronisation each RMA call was issued under: lock, lock_all, PSCW or fence."""
+    c = a.cols
+    q = np.flatnonzero(c["local"] == 0)
+    if len(q) == 0:
+        return
+    t = c["target"][q]
+    t_idx = np.where(np.isin(t, ro.ranks), np.searchsorted(ro.ranks, t), -1)
+    mode = np.full(len(q), MODE_NONE, dtype=np.int64)
+    kind, op = cols["kind"], cols["op"]
+    ev = np.flatnonzero((kind == EventKind.MPI_SYNC) & np.isin(op, [MpiSyncKind.FENCE, MpiSyncKind.START,
+                                                                      MpiSyncKind.COMPLETE]))
+    ek, qk = _dense((ro.rank_index[ev], cols["id"][ev]), (c["issuer"][q], c["win"][q]))
+    last = last_at_or_before(ek, ro.seg[ev], qk, c["seg"][q])
+    last_op = np.where(last >= 0, op[ev[np.maximum(last, 0)]], 0) if len(ev) else np.zeros(len(q), np.int64)
+    mode[last_op == MpiSyncKind.FENCE] = MODE_FENCE
+    mode[last_op == MpiSyncKind.START] = MODE_PSCW
+    for opening, closing, per_target, m in ((MpiSyncKind.LOCK_ALL, MpiSyncKind.UNLOCK_ALL, False, MODE_LOCK_ALL),
+                                            (MpiSyncKind.LOCK, MpiSyncKind.UNLOCK, True, MODE_LOCK)):
+        ev = np.flatnonzero((kind == EventKind.MPI_SYNC) & ((op == opening) | (op == closing)))
+        if len(ev) == 0:
+            continue
+        peer = cols["id2"][ev].astype(np.int64)
+        peer_idx = np.where(np.isin(peer, ro.ranks), np.searchsorted(ro.ranks, peer), -1)
+        parts = (ro.rank_index[ev], cols["id"][ev]) + ((peer_idx,) if per_target else ())
+        qparts = (c["issuer"][q], c["win"][q]) + ((t_idx,) if per_target else ())
+        ek, qk = _dense(parts, qparts)
+        last = last_at_or_before(ek, ro.seg[ev], qk, c["seg"][q])
+        inside = last >= 0
+        inside[inside] = op[ev[last[inside]]] == opening
+        mode[inside] = m
+    c["mode"][q] = mode
