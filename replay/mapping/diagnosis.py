@@ -26,16 +26,18 @@ from quiver.replay.mapping.events import (
     S_OV_VALID,
     SECTION_OVERFLOW,
     STALE,
+    UNMAPPED,
     UUM,
     ControlEvents,
     Detection,
     fetch_rows,
 )
+from quiver.replay.mapping.host_objects import HostObject, host_object
 from quiver.replay.report.findings import Finding, FindingKind, HistoryStep, Related, Site, merge_findings
 
 KINDS = {UUM: FindingKind.USE_OF_UNINITIALIZED_MEMORY, STALE: FindingKind.USE_OF_STALE_DATA,
-         OVERFLOW: FindingKind.BUFFER_OVERFLOW, SECTION_OVERFLOW: FindingKind.BUFFER_OVERFLOW}
-ALLOC_KINDS = {1: "malloc", 2: "calloc", 3: "realloc", 4: "aligned allocation", 5: "global", 6: "stack object"}
+         OVERFLOW: FindingKind.BUFFER_OVERFLOW, SECTION_OVERFLOW: FindingKind.BUFFER_OVERFLOW,
+         UNMAPPED: FindingKind.UNMAPPED_MEMORY}
 
 
 @dataclass
@@ -116,6 +118,11 @@ class Context:
                 found = a
         return found
 
+    def host_object(self, alloc: dict) -> HostObject:
+        """The variable and allocator the source names for an ALLOC row."""
+        sl = self.log.location(alloc["loc"])
+        return host_object(alloc["op"], self.string(alloc["name"]), sl.file or "", sl.line)
+
     def length_expression(self, nbytes: int, width: int) -> str:
         """A length as the program spells it when some clause maps exactly nbytes from index 0 (``SIZE``)."""
         for c in self.clauses.values():
@@ -172,6 +179,12 @@ class Described:
         return (addr - self.section_lo) // w
 
     def extent(self) -> str:
+        if self.det.kind == UNMAPPED:
+            size = self.det.object_hi - self.det.object_lo
+            held = f"{size // self.width} {self.width}-byte elements" if self.width else f"{size} bytes"
+            at = f"element {self.index(self.det.host_addr)}" if self.width else \
+                f"byte {self.index(self.det.host_addr)}"
+            return f"{self.var}: host object of {held}, none mapped; {at} accessed"
         if self.width:
             n = self.section_bytes // self.width
             return (f"{self.var}: {n} element{'s' if n != 1 else ''} mapped ({self.width}-byte), "
@@ -181,6 +194,13 @@ class Described:
 
 
 def describe(ctx: Context, det: Detection) -> Described:
+    if det.kind == UNMAPPED:
+        alloc = ctx.allocation(det)
+        var = "?"
+        if alloc is not None:
+            obj = ctx.host_object(alloc)
+            var = obj.name or f"{obj.allocator} block at {ctx.site(alloc['loc']).short()}"
+        return Described(det, var, guess_width(det), None, det.object_lo, det.object_hi - det.object_lo)
     var = ctx.string(det.name) or "?"
     clause = ctx.clauses.get(det.clause_event)
     entry = ctx.events.get(det.entry_event)
@@ -227,7 +247,7 @@ def operation_text(ctx: Context, d: Described, row: dict) -> str:
         what = "write" if row["op"] & 1 else "read"
         return f"device {what} on device {row['device']}" if row["device"] >= 0 else f"host {what}"
     if kind == EventKind.ALLOC:
-        return f"host memory allocated ({ALLOC_KINDS.get(row['op'], 'allocation')}, {row['size']} bytes)"
+        return f"host memory allocated ({ctx.host_object(row).allocator}, {row['size']} bytes)"
     if kind == EventKind.DATA_OP:
         construct = ctx.construct_of(row)
         by = f" by {construct_name(construct['op'])}" if construct else ""
@@ -349,6 +369,21 @@ def fix_overflow(ctx: Context, d: Described) -> str:
     return _enlarge(ctx, d, clause, det.last_host_addr)
 
 
+def fix_unmapped(ctx: Context, d: Described) -> str:
+    """Map the whole host object on the construct of the access (or on the enclosing target data)."""
+    det = d.det
+    access = ctx.rows.get(det.event)
+    construct = ctx.construct_of(access) if access else None
+    size = det.object_hi - det.object_lo
+    length = ctx.length_expression(size, d.width) if d.width else f"{size} bytes"
+    direction = "from" if access and access["op"] & 1 else "to"
+    where = f"the {construct_name(construct['op'])} construct{_at(ctx, construct)}" if construct else \
+        "the target construct"
+    return (f"map it: add `map({direction}: {d.var}[0:{length}])` to {where}, or to the enclosing "
+            "`target data` region (tofrom if the kernel also writes what the host reads back; "
+            "or pass device memory with is_device_ptr)")
+
+
 def fix_section(ctx: Context, d: Described) -> str:
     det, clause = d.det, d.clause
     keep = det.object_hi - d.section_lo
@@ -373,6 +408,11 @@ def message(ctx: Context, d: Described) -> str:
         return (f"{what} of `{d.var}` goes past the end of its host object: {d.section_bytes} bytes mapped, "
                 f"the host object has {det.object_hi - d.section_lo} bytes from the section start")
     where = f"on device {det.device}" if det.device >= 0 else "on the host"
+    if det.kind == UNMAPPED:
+        access = ctx.rows.get(det.event)
+        what = "write" if access and access["op"] & 1 else "read"
+        return (f"{what} {where} of `{d.var}`, host memory that no map clause maps: the kernel dereferences a "
+                "host address (on a GPU this reads or corrupts unrelated memory)")
     other = f"device {det.entry_device}" if det.entry_device >= 0 else "the device"
     access = ctx.rows.get(det.event)
     what = "write" if access and access["op"] & 1 else "read"
@@ -419,7 +459,7 @@ def related(ctx: Context, d: Described) -> list[Related]:
     alloc = ctx.allocation(det)
     if alloc is not None:
         out.append(Related("allocation", ctx.site(alloc["loc"]),
-                           f"{ALLOC_KINDS.get(alloc['op'], 'allocation')} of {alloc['size']} bytes"))
+                           f"{ctx.host_object(alloc).allocator} of {alloc['size']} bytes"))
     return out
 
 
@@ -434,6 +474,8 @@ def to_finding(ctx: Context, det: Detection) -> Finding:
         access = ctx.site(det.loc, side, det.device, det.rank, row.get("thread", 0))
         if det.kind == OVERFLOW:
             fix = fix_overflow(ctx, d)
+        elif det.kind == UNMAPPED:
+            fix = fix_unmapped(ctx, d)
         elif det.device >= 0:
             fix = fix_device_read(ctx, d)
         else:

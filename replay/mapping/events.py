@@ -19,8 +19,8 @@ CONTROL_KINDS = np.array([int(k) for k in (
     EventKind.MAP_CLAUSE, EventKind.DATA_OP, EventKind.KERNEL)], dtype=np.int16)
 
 # Detection kinds (engine output); mapping_diagnosis maps them to FindingKind.
-UUM, STALE, OVERFLOW, SECTION_OVERFLOW = "uum", "stale", "overflow", "section-overflow"
-DETECTION_KINDS = (UUM, STALE, OVERFLOW, SECTION_OVERFLOW)
+UUM, STALE, OVERFLOW, SECTION_OVERFLOW, UNMAPPED = "uum", "stale", "overflow", "section-overflow", "unmapped"
+DETECTION_KINDS = (UUM, STALE, OVERFLOW, SECTION_OVERFLOW, UNMAPPED)
 
 # State of one byte as reported in histories: bits for the OV and the CV on the finding's device.
 S_OV_VALID, S_OV_INIT, S_CV_VALID, S_CV_INIT = 1, 2, 4, 8

@@ -91,12 +91,14 @@ from quiver.replay.mapping.vsm_layout import (  # the layout shared with quiver.
     FK_OVERFLOW,
     FK_SECTION,
     FK_STALE,
+    FK_UNMAPPED,
     FK_UUM,
     K_ACCESS,
     K_ALLOC,
     K_DATA,
     K_FREE,
     K_MAP,
+    KX_OBJECT,
     M_MOTION,
     M_NO_DATA,
     MAP_FROM,
@@ -987,7 +989,7 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
                                 ctr[C_STOP] = j
                                 return
                             _overflow(key, stop, g, rk, di, ndev, eid[r], loc[r], aux[r], sz, cl, clk_keys,
-                                      clk_rows, en, lv_en, ctr, win, fd, fd_hash)
+                                      clk_rows, en, lv_en, al_lo, al_hi, ctr, win, fd, fd_hash)
                             key = stop
                             continue
                     if key == start:
@@ -1023,15 +1025,29 @@ def _overflow_of(e, key, end, g, rk, di, loc, width, sz, en, cl, fd, fd_hash, ct
 
 
 @njit(cache=True)
-def _overflow(key, stop, g, rk, di, ndev, cid, loc, width, sz, cl, clk_keys, clk_rows, en, lv_en, ctr, win, fd,
-              fd_hash):
-    """Device bytes [key, stop) in no live CV: an overflow when they fall in a mapped variable's window."""
+def _overflow(key, stop, g, rk, di, ndev, cid, loc, width, sz, cl, clk_keys, clk_rows, en, lv_en, al_lo, al_hi, ctr,
+              win, fd, fd_hash):
+    """Device bytes [key, stop) in no live CV: an overflow of a mapped variable, or unmapped memory.
+
+    A piece inside the host object of a variable the construct maps (translated to the device) overflows
+    that variable; else a piece on a live host object of the program (heap, global, stack: with host
+    offloading the device dereferenced a host address no clause mapped) is unmapped memory of that
+    object; else a piece in the one-section band around a mapped CV overflows that variable.
+    """
     ckey = (rk << CKEY_SHIFT) | cid if cid >= 0 else np.int64(-1)
     nwin = _windows(cl, clk_keys, clk_rows, en, lv_en, ctr, win, ckey, rk, di, ndev)
     w = _pick_window(win, nwin, en, key, stop)
+    x0 = max(key, win[w, 0]) if w >= 0 else key
+    if w < 0 or not (win[w, 3] <= x0 < win[w, 4]):
+        hk = (rk << SHIFT) | (key & ADDR_MASK)
+        olo, ohi = _live_alloc(al_lo, al_hi, ctr, hk)
+        if olo >= 0:
+            n = min(stop - key, ohi - hk)
+            _record(fd, fd_hash, ctr, FK_UNMAPPED, rk, di, loc, KX_OBJECT + olo, -1, -1, g, hk & ADDR_MASK,
+                    key & ADDR_MASK, -1, n, (hk + n - 1) & ADDR_MASK, width, sz, -1, -1, olo, ohi)
+            return
     if w < 0:
         return
-    x0 = max(key, win[w, 0])
     x1 = min(stop, win[w, 1])
     we = win[w, 2]
     kx, clause_ev, name, olo, ohi = _entry_key(en, cl, we)

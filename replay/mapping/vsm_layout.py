@@ -40,7 +40,9 @@ M_NO_DATA = int(MapType.LITERAL) | int(MapType.PRIVATE)
 M_MOTION = int(MapType.TO) | int(MapType.FROM)
 
 # finding kinds (codes of mapping_events.DETECTION_KINDS, 1-based)
-FK_UUM, FK_STALE, FK_OVERFLOW, FK_SECTION = 1, 2, 3, 4
+FK_UUM, FK_STALE, FK_OVERFLOW, FK_SECTION, FK_UNMAPPED = 1, 2, 3, 4, 5
+# dedup key part of an unmapped-memory finding: this plus the host object's key (below every clause key)
+KX_OBJECT = -(1 << 61)
 
 # control table columns
 (CT_KIND, CT_RANK, CT_DI, CT_LOC, CT_ADDR, CT_ADDR2, CT_SIZE, CT_ID, CT_OP, CT_NAME, CT_CLROW, CT_AUX,

@@ -16,6 +16,7 @@ class FindingKind(str, Enum):
     USE_OF_UNINITIALIZED_MEMORY = "use-of-uninitialized-memory"
     USE_OF_STALE_DATA = "use-of-stale-data"
     BUFFER_OVERFLOW = "buffer-overflow"
+    UNMAPPED_MEMORY = "unmapped-memory"
     DATA_RACE = "data-race"
     RMA_RACE = "rma-race"
     REDUNDANT_TRANSFER = "redundant-transfer"

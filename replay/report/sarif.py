@@ -35,6 +35,11 @@ RULES: dict[FindingKind, tuple[str, str, str]] = {
         "BufferOverflow", "Access outside the mapped section, or a section larger than its host object",
         ("A kernel accessed bytes of a variable outside the array section its construct mapped, or a map "
          "clause copies past the end of the host allocation.")),
+    FindingKind.UNMAPPED_MEMORY: (
+        "UnmappedMemory", "Device access to host memory that no map clause maps",
+        ("A kernel dereferenced the address of a host object (heap, global or stack) that no live mapping "
+         "covers, e.g. a pointer passed firstprivate without a map clause for what it points to. On a GPU "
+         "this reads or corrupts unrelated memory.")),
     FindingKind.DATA_RACE: (
         "DataRace", "Unordered conflicting accesses or copies",
         ("Two operations on the same bytes, at least one a write or a copy, are not ordered (nowait target "

@@ -22,6 +22,7 @@ from quiver.replay.mapping.events import (
     S_OV_VALID,
     SECTION_OVERFLOW,
     STALE,
+    UNMAPPED,
     UUM,
     Detection,
 )
@@ -93,8 +94,11 @@ class Oracle:
     def record(self, kind: str, rank: int, device: int, loc: int, entry: Entry | None, clause: dict | None,
                g: int, host: int, dev: int, nbytes: int, last: int, width: int, asize: int, name: int,
                release: int, entry_device: int, obj: tuple[int, int] | None = None) -> None:
-        # a clause is keyed by its site and variable: a construct run in a loop gives one finding
+        # a clause is keyed by its site and variable: a construct run in a loop gives one finding;
+        # unmapped memory by its host object
         key_part = (clause["loc"], clause["name"]) if clause else (-2 - name if entry is not None else -1)
+        if kind == UNMAPPED:
+            key_part = ("object", obj)
         key = (kind, rank, device, loc, key_part)
         rec = self.records.get(key)
         if rec is None:
@@ -340,7 +344,13 @@ class Oracle:
                     j += 1
                 g0, g1 = r[1], runs[j - 1][1] + 1
                 win = self.pick_window(self.windows(rank, d, ev["id"]), g0, g1)
-                if win is not None:
+                own = win is not None and win[3] is not None and win[3][0] <= max(g0, win[0]) < win[3][1]
+                ho = None if own else self.host_object(rank, g0)
+                if ho is not None:   # host memory of the program that no live mapping covers
+                    n = min(g1 - g0, ho[1] - g0)
+                    self.record(UNMAPPED, rank, d, ev["loc"], None, None, g, g0, g0, n, g0 + n - 1, ev["aux"],
+                                size, -1, -1, -1, ho)
+                elif win is not None:
                     wlo, whi, e, _obj = win
                     x0, x1 = max(g0, wlo), min(g1, whi)
                     clause, name = self.entry_info(e)
