@@ -179,6 +179,10 @@ class Described:
         return (addr - self.section_lo) // w
 
     def extent(self) -> str:
+        if self.det.kind == UNMAPPED and self.det.object_hi == self.det.object_lo:
+            at = f"element {self.index(self.det.host_addr)}" if self.width else \
+                f"byte {self.index(self.det.host_addr)}"
+            return f"{self.var}: points to host memory no clause maps (not a heap block or global); {at} accessed"
         if self.det.kind == UNMAPPED:
             size = self.det.object_hi - self.det.object_lo
             held = f"{size // self.width} {self.width}-byte elements" if self.width else f"{size} bytes"
@@ -200,6 +204,8 @@ def describe(ctx: Context, det: Detection) -> Described:
         if alloc is not None:
             obj = ctx.host_object(alloc)
             var = obj.name or f"{obj.allocator} block at {ctx.site(alloc['loc']).short()}"
+        elif det.name >= 0:   # reached through a firstprivate pointer of the construct
+            var = ctx.string(det.name) or "?"
         return Described(det, var, guess_width(det), None, det.object_lo, det.object_hi - det.object_lo)
     var = ctx.string(det.name) or "?"
     clause = ctx.clauses.get(det.clause_event)
@@ -374,7 +380,7 @@ def fix_unmapped(ctx: Context, d: Described) -> str:
     det = d.det
     access = ctx.rows.get(det.event)
     construct = ctx.construct_of(access) if access else None
-    size = det.object_hi - det.object_lo
+    size = det.object_hi - det.object_lo or det.last_host_addr + 1 - det.object_lo
     length = ctx.length_expression(size, d.width) if d.width else f"{size} bytes"
     direction = "from" if access and access["op"] & 1 else "to"
     where = f"the {construct_name(construct['op'])} construct{_at(ctx, construct)}" if construct else \
@@ -411,7 +417,8 @@ def message(ctx: Context, d: Described) -> str:
     if det.kind == UNMAPPED:
         access = ctx.rows.get(det.event)
         what = "write" if access and access["op"] & 1 else "read"
-        return (f"{what} {where} of `{d.var}`, host memory that no map clause maps: the kernel dereferences a "
+        obj = f"the memory `{d.var}` points to" if det.object_hi == det.object_lo else f"`{d.var}`"
+        return (f"{what} {where} of {obj}, host memory that no map clause maps: the kernel dereferences a "
                 "host address (on a GPU this reads or corrupts unrelated memory)")
     other = f"device {det.entry_device}" if det.entry_device >= 0 else "the device"
     access = ctx.rows.get(det.event)
@@ -494,12 +501,30 @@ def to_finding(ctx: Context, det: Detection) -> Finding:
         details=details)
 
 
+def _in_device_memory(ctx: Context, det: Detection) -> bool:
+    """Whether an unmapped access hit device memory with no host side (omp_target_alloc) live at the time:
+    a device pointer used without is_device_ptr, valid since OpenMP 5.1."""
+    live: dict[int, int] = {}
+    for g in sorted(ctx.events):
+        if g > det.event:
+            break
+        row = ctx.events[g]
+        if row["kind"] != EventKind.DATA_OP or row["rank"] != det.rank or row["addr"] != 0:
+            continue
+        if row["op"] == DataOpKind.ALLOC:
+            live[row["addr2"]] = row["size"]
+        elif row["op"] == DataOpKind.DELETE:
+            live.pop(row["addr2"], None)
+    return any(lo <= det.device_addr < lo + size for lo, size in live.items())
+
+
 def diagnose(log: EventLog, control: ControlEvents, detections: list[Detection],
              dropped: int = 0) -> list[Finding]:
     """Findings for the detections of one replay, merged and in report order."""
     if not detections:
         return []
     ctx = Context.build(log, control)
+    detections = [det for det in detections if not (det.kind == UNMAPPED and _in_device_memory(ctx, det))]
     wanted = {det.event for det in detections} | {g for det in detections for g, _ in det.history}
     ctx.rows = fetch_rows(log, [g for g in wanted if g not in ctx.events])
     return merge_findings([to_finding(ctx, det) for det in detections])

@@ -916,6 +916,8 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
                             break
                     if done:
                         continue
+        row_e = -1       # CV entry the row's first block began in: later blocks outside it overflow it
+        row_first = True
         for blk in range(nblk):
             a = a0 + blk * step
             if ((a | (a + sz)) >> SHIFT) != 0:
@@ -960,6 +962,17 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
                 start_lo = np.int64(-1)
                 start_e = -1
                 end = key + sz
+                if row_e >= 0 and not (en[row_e, EN_DEV] <= key < en[row_e, EN_DEV] + en[row_e, EN_SIZE]):
+                    # one strided access: a block past the section of the first is that variable's overflow,
+                    # wherever it lands (another variable's device copy, a gap)
+                    if lazy:
+                        ctr[C_STOP] = j
+                        return
+                    _overflow_of(row_e, key, end, g, rk, di, loc[r], aux[r], sz, en, cl, fd, fd_hash, ctr)
+                    continue
+                if row_first:
+                    row_first = False
+                    _row_i, row_e = _find_live(lv_key, lv_en, en, ctr[C_NLIVE], key)
                 while key < end:
                     if key != start and d_lo == start_lo:
                         # one access that began in a CV runs past its end: the rest overflows that variable
@@ -1041,10 +1054,17 @@ def _overflow(key, stop, g, rk, di, ndev, cid, loc, width, sz, cl, clk_keys, clk
     if w < 0 or not (win[w, 3] <= x0 < win[w, 4]):
         hk = (rk << SHIFT) | (key & ADDR_MASK)
         olo, ohi = _live_alloc(al_lo, al_hi, ctr, hk)
+        name = np.int64(-1)
+        if olo < 0:   # no known object: the memory a pointer the construct passes (firstprivate) points to
+            c = _pointee(cl, clk_keys, clk_rows, ckey, hk)
+            if c >= 0:
+                olo = cl[c, CL_HOST]
+                ohi = olo
+                name = cl[c, CL_NAME]
         if olo >= 0:
-            n = min(stop - key, ohi - hk)
+            n = min(stop - key, ohi - hk) if ohi > olo else stop - key
             _record(fd, fd_hash, ctr, FK_UNMAPPED, rk, di, loc, KX_OBJECT + olo, -1, -1, g, hk & ADDR_MASK,
-                    key & ADDR_MASK, -1, n, (hk + n - 1) & ADDR_MASK, width, sz, -1, -1, olo, ohi)
+                    key & ADDR_MASK, -1, n, (hk + n - 1) & ADDR_MASK, width, sz, -1, name, olo, ohi)
             return
     if w < 0:
         return
@@ -1054,6 +1074,25 @@ def _overflow(key, stop, g, rk, di, ndev, cid, loc, width, sz, cl, clk_keys, clk
     host = en[we, EN_HOST] + (x0 - en[we, EN_DEV])
     _record(fd, fd_hash, ctr, FK_OVERFLOW, rk, di, loc, kx, we, clause_ev, g, host & ADDR_MASK, x0 & ADDR_MASK, -1,
             x1 - x0, (host + (x1 - 1 - x0)) & ADDR_MASK, width, sz, en[we, EN_RELEASE], name, olo, ohi)
+
+
+@njit(cache=True)
+def _pointee(cl, clk_keys, clk_rows, ckey, hk):
+    """The zero-length clause of construct ckey (a pointer passed firstprivate / implicitly, ``h[:0]``) whose
+    value is the nearest address at or below host key hk (within 4 GiB): the pointer through which the
+    kernel reached unmapped memory, or -1."""
+    if ckey < 0:
+        return -1
+    n = len(clk_keys)
+    i = _search(clk_keys, n, ckey - 1) + 1
+    best = -1
+    while i < n and clk_keys[i] == ckey:
+        c = clk_rows[i]
+        v = cl[c, CL_HOST]
+        if cl[c, CL_SIZE] == 0 and hk - (np.int64(1) << 32) < v <= hk and (best < 0 or v > cl[best, CL_HOST]):
+            best = c
+        i += 1
+    return best
 
 
 @njit(cache=True)

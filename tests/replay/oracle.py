@@ -294,12 +294,22 @@ class Oracle:
                 ranked.append((tier, dist, i))
         return windows[min(ranked)[2]]
 
-    def device_access(self, g: int, ev: dict) -> None:
+    def device_access(self, g: int, ev: dict, row: list | None = None) -> None:
         rank, d, lo, size = ev["rank"], ev["device"], ev["addr"], ev["size"]
         if d not in self.all_devices:
             return
         write = bool(ev["op"] & AccessFlag.WRITE)
+        if row and row[0] is not None and not (row[0].dev <= lo < row[0].dev + row[0].size):
+            # a later block of a strided row outside the first block's CV: that variable's overflow
+            e = row[0]
+            clause, name = self.entry_info(e)
+            host = e.host + (lo - e.dev)
+            self.record(OVERFLOW, rank, d, ev["loc"], e, clause, g, host, lo, size, host + size - 1, ev["aux"],
+                        size, name, e.release, e.device, clause["object"] if clause else None)
+            return
         first = self.live_at(rank, d, lo)
+        if row is not None and not row:
+            row.append(first)
         split = lo + size
         if first is not None:   # an access that begins in a CV and runs past its end overflows that variable
             split = min(split, first.dev + first.size)
@@ -346,10 +356,16 @@ class Oracle:
                 win = self.pick_window(self.windows(rank, d, ev["id"]), g0, g1)
                 own = win is not None and win[3] is not None and win[3][0] <= max(g0, win[0]) < win[3][1]
                 ho = None if own else self.host_object(rank, g0)
+                pname = -1
+                if ho is None and not own:   # else the memory a firstprivate pointer of the construct points to
+                    ptrs = [c for c in self.clauses.get((rank, ev["id"]), []) if c["size"] == 0 and g0 - (1 << 32) < c["host"] <= g0] if ev["id"] >= 0 else []
+                    if ptrs:
+                        best = max(ptrs, key=lambda c: (c["host"], -c["event"]))
+                        ho, pname = (best["host"], best["host"]), best["name"]
                 if ho is not None:   # host memory of the program that no live mapping covers
-                    n = min(g1 - g0, ho[1] - g0)
+                    n = min(g1 - g0, ho[1] - g0) if ho[1] > ho[0] else g1 - g0
                     self.record(UNMAPPED, rank, d, ev["loc"], None, None, g, g0, g0, n, g0 + n - 1, ev["aux"],
-                                size, -1, -1, -1, ho)
+                                size, pname, -1, -1, ho)
                 elif win is not None:
                     wlo, whi, e, _obj = win
                     x0, x1 = max(g0, wlo), min(g1, whi)
@@ -382,9 +398,13 @@ class Oracle:
         for ev in events:
             g, k = ev["g"], ev["kind"]
             if k == EventKind.ACCESS:
+                row: list = []   # the CV entry the row's first block began in (device rows)
                 for block in _blocks(ev):   # a strided run: its blocks in order, all as event g
                     if block["size"] > 0 and not _wide(block):
-                        (self.host_access if block["device"] < 0 else self.device_access)(g, block)
+                        if block["device"] < 0:
+                            self.host_access(g, block)
+                        else:
+                            self.device_access(g, block, row)
                 continue
             if k != EventKind.DATA_OP and _wide(ev):
                 continue   # values, not addresses (firstprivate literals)
