@@ -8,6 +8,7 @@ goes through these functions so a clause reads the same everywhere.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -82,6 +83,39 @@ class Section:
             return int(self.lower.strip() or "0", 0)
         except ValueError:
             return None
+
+
+def int_expression(text: str) -> int | None:
+    """The value of an integer literal expression (``64 / 2``, ``(8 * 4)``), else None."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+
+    def value(node: ast.AST) -> int | None:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            a, b = value(node.left), value(node.right)
+            if a is None or b is None or (isinstance(node.op, ast.Div) and b == 0):
+                return None
+            ops = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}
+            return a // b if isinstance(node.op, ast.Div) else ops[type(node.op)]
+        return None
+
+    return value(tree)
+
+
+def element_width(item: str, nbytes: int) -> int:
+    """Element size implied by a clause that maps ``nbytes`` for ``b[lo:LEN]`` with a literal LEN, else 0."""
+    sec = parse_section(item)
+    if sec is None:
+        return 0
+    count = int_expression(sec.length)
+    if count is None:
+        return 0
+    width = nbytes // count if count > 0 and nbytes % count == 0 else 0
+    return width if width in (1, 2, 4, 8, 16) else 0
 
 
 def parse_section(item: str) -> Section | None:

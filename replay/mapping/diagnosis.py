@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog, MapType
 from quiver.replay.mapping.clauses import (
     construct_name,
+    element_width,
     parse_section,
     render_clause,
     resize_item,
@@ -218,7 +219,10 @@ def describe(ctx: Context, det: Detection) -> Described:
         lo, nbytes = clause["addr"], clause["size"]
     else:
         lo, nbytes = det.host_addr, 0
-    return Described(det, var, guess_width(det), clause, lo, nbytes)
+    width = guess_width(det)
+    if not width and clause is not None:   # vectorised accesses: the clause's section says it
+        width = element_width(ctx.string(clause["aux2"]), clause["size"])
+    return Described(det, var, width, clause, lo, nbytes)
 
 
 # ---- history ------------------------------------------------------------------------------------
@@ -381,7 +385,7 @@ def fix_unmapped(ctx: Context, d: Described) -> str:
     access = ctx.rows.get(det.event)
     construct = ctx.construct_of(access) if access else None
     size = det.object_hi - det.object_lo or det.last_host_addr + 1 - det.object_lo
-    length = ctx.length_expression(size, d.width) if d.width else f"{size} bytes"
+    length = ctx.length_expression(size, d.width) if d.width else f"{size} / sizeof({d.var}[0])"
     direction = "from" if access and access["op"] & 1 else "to"
     where = f"the {construct_name(construct['op'])} construct{_at(ctx, construct)}" if construct else \
         "the target construct"
