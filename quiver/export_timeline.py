@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from quiver.formats import EventKind, EventLog
-from quiver.formats.views import family_view
 from quiver.formats.select import select_events
+from quiver.formats.views import family_view
 
 # Track ids (Chrome-trace tids) within a rank's process: host threads keep their thread index.
 DEVICE_TRACK_BASE = 10_000_000     # + device * 100_000 + thread that drives the device

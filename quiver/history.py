@@ -13,11 +13,11 @@ import polars as pl
 
 from quiver.formats import ConstructKind, EventKind, EventLog, MapType, RmaOp
 from quiver.formats.blocks import block_counts, expand_blocks
+from quiver.formats.select import SEQ_DTYPE, iter_events, select_events
 from quiver.formats.views import locations_frame
 from quiver.replay.transfers.constructs import CONSTRUCT_TITLES, clause_text, map_type_name
 from quiver.replay.transfers.device_to_host import LiveMappings, device_to_host
 from quiver.replay.transfers.redundant import free_sizes
-from quiver.formats.select import SEQ_DTYPE, iter_events, select_events
 
 HISTORY_KINDS = (EventKind.ALLOC, EventKind.FREE, EventKind.MAP_CLAUSE, EventKind.DATA_OP, EventKind.ACCESS,
                  EventKind.RMA)
