@@ -8,7 +8,7 @@ small plain-offloading log that has nothing for them.
 from __future__ import annotations
 
 import numpy as np
-from quiver.formats import ConstructFlag, EventKind, EventLog, TaskFlag
+from quiver.formats import ConstructFlag, EventKind, EventLog, SyncKind, TaskFlag
 
 RMA_KINDS = (EventKind.RMA,)
 
@@ -36,3 +36,19 @@ def has_rma(log: EventLog) -> bool:
     without one (plain offloading) is never loaded whole."""
     wanted = np.array([int(k) for k in RMA_KINDS], dtype=np.int16)
     return any(np.isin(b["kind"], wanted).any() for b in log.batches(["kind"]))
+
+
+def has_target_race_work(log: EventLog) -> bool:
+    """Whether the race checker has work: `nowait` target tasks, or target constructs in a log whose
+    host threads forked a parallel region (a target region of one thread may race with another)."""
+    if has_async_target_work(log):
+        return True
+    construct = fork = False
+    begin, fork_op = int(EventKind.CONSTRUCT_BEGIN), int(SyncKind.PARALLEL_BEGIN)
+    for batch in log.batches(["kind", "op"]):
+        kind = batch["kind"]
+        construct = construct or bool(np.any(kind == begin))
+        fork = fork or bool(np.any((kind == int(EventKind.SYNC)) & (batch["op"] == fork_op)))
+        if construct and fork:
+            return True
+    return False

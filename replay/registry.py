@@ -43,7 +43,7 @@ CHECKERS: dict[str, tuple[str, str, bool, str]] = {
 
 # checker -> scan in quiver.replay.log_scan that says whether a log has anything for it: a log
 # without is not given to the checker, whose module (and numba) is then never imported
-GATES: dict[str, str] = {"race": "has_async_target_work", "schedules": "has_async_target_work", "rma": "has_rma"}
+GATES: dict[str, str] = {"race": "has_target_race_work", "schedules": "has_async_target_work", "rma": "has_rma"}
 
 
 def available_checkers(names: list[str] | None = None) -> dict[str, Checker]:

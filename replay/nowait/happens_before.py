@@ -44,6 +44,7 @@ from quiver.replay.nowait.tasks import (
     pack,
 )
 from quiver.replay.threads.omp_order import dependence_edges as _dependence_edges
+from quiver.replay.threads.omp_order import thread_edges
 
 
 @njit(cache=True)
@@ -300,6 +301,13 @@ def build_happens_before(log: EventLog, cols: dict[str, np.ndarray] | None = Non
         ok = hit >= 0
         src.append(fork[ko][hit[ok]])
         dst.append(team[ok])
+
+    # join, mutexes (locks, critical, ordered) and the rest of the host threads' OpenMP ordering:
+    # the one derivation the RMA checker uses too (edges already added above are repeated, harmlessly)
+    if all(c in cols for c in ("thread", "aux2")):
+        ts, td = thread_edges(cols)
+        src.append(ts)
+        dst.append(td)
 
     s = np.concatenate(src).astype(np.int64) if src else np.zeros(0, np.int64)
     d = np.concatenate(dst).astype(np.int64) if dst else np.zeros(0, np.int64)

@@ -26,12 +26,13 @@ from numba import njit, types
 from numba.typed import Dict
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog
 from quiver.formats.blocks import expand_blocks
+from quiver.replay.log_scan import has_target_race_work
 from quiver.replay.nowait.async_text import DEPEND_CONSTRUCTS, RowText
 from quiver.replay.nowait.device_copies import device_copies, space_key
 from quiver.replay.nowait.happens_before import HappensBefore, build_happens_before
-from quiver.replay.nowait.tasks import TaskModel, build_task_model, has_async_target_work
+from quiver.replay.nowait.tasks import TaskModel, build_task_model
 from quiver.replay.registry import CheckOptions
-from quiver.replay.report.findings import Finding, FindingKind, Related, merge_findings
+from quiver.replay.report.findings import Finding, FindingKind, Related, Site, merge_findings
 
 PAIR_KEY = types.UniTuple(types.int64, 4)  # (space, site, site, variable)
 COLUMNS = ("kind", "rank", "thread", "device", "loc", "addr", "addr2", "size", "id", "id2", "op", "name", "aux",
@@ -241,8 +242,12 @@ def find_races(cols: dict[str, np.ndarray], hb: HappensBefore):
     seg = hb.seg[recs["row"]]
     ctx = tm.ctx[recs["row"]]
     target_ctx = tm.target_ctx
+    # target operations: a target task's, and a target construct's copies and kernel accesses on any
+    # host thread (it may race with another thread); a segment holding one is a target segment
+    rec_target = target_ctx[ctx] | (cols["kind"][recs["row"]] == int(EventKind.DATA_OP)) | recs["device_part"]
     # chains listed in idx order, and which of their segments are target-task segments
-    seg_target = target_ctx[hb.seg_ctx]
+    seg_target = target_ctx[hb.seg_ctx].copy()
+    seg_target[seg[rec_target]] = True
     order = np.lexsort((hb.seg_idx, hb.seg_chain))
     n_chain = hb.vc.shape[1]
     chain_start = np.searchsorted(hb.seg_chain[order], np.arange(n_chain + 1))
@@ -252,6 +257,7 @@ def find_races(cols: dict[str, np.ndarray], hb: HappensBefore):
                                         prefix)
     keep = interesting[seg] & (recs["hi"] > recs["lo"])
     recs = {k: v[keep] for k, v in recs.items()}
+    recs["target"] = rec_target[keep]
     seg, ctx = seg[keep], ctx[keep]
     loc = cols["loc"][recs["row"]].astype(np.int64)
     var = variables_of(recs["space"] >> 32, recs["lo"], named_ranges(cols))
@@ -265,7 +271,7 @@ def find_races(cols: dict[str, np.ndarray], hb: HappensBefore):
     merged = {k: v[o] for k, v in merged.items()}
     a, b, nbytes, count = _sweep(merged["space"], merged["lo"], merged["hi"], merged["write"], merged["atomic"],
                                  merged["seg"].astype(np.int64), merged["ctx"].astype(np.int64),
-                                 target_ctx[merged["ctx"]], merged["loc"], merged["var"], hb.vc,
+                                 merged["target"], merged["loc"], merged["var"], hb.vc,
                                  hb.seg_chain, hb.seg_idx, _weight(cols, merged))
     return merged, a, b, nbytes, count
 
@@ -311,6 +317,19 @@ def _fix(text: RowText, var: str, other: tuple[int, int, bool], access: tuple[in
     return f"add `#pragma omp taskwait` before line {text.site(host_row).line} ({waits})"
 
 
+def _threads_fix(text: RowText, site_a: Site, row_a: int, site_b: Site, row_b: int) -> str:
+    """Two host threads' operations (a target region on one of them) that nothing orders."""
+    def where(row: int, site: Site) -> str:
+        ci = text.construct_of_row(row)
+        line = text.construct_line(ci) if ci >= 0 else site.line
+        what = text.construct_name(ci).split(" (line")[0] if ci >= 0 else "the access"
+        return f"{what} at line {line} (thread {site.thread})"
+
+    return (f"order {where(row_a, site_a)} and {where(row_b, site_b)}: run them on one thread, or put a "
+            "barrier between them (a separate worksharing construct, no `nowait`), or make both `critical` "
+            "(the same name) or hold the same lock, or make them tasks ordered by `depend`")
+
+
 def race_findings(log: EventLog, cols: dict[str, np.ndarray], hb: HappensBefore) -> list[Finding]:
     merged, a_idx, b_idx, nbytes, count = find_races(cols, hb)
     tm = hb.tasks
@@ -335,8 +354,12 @@ def race_findings(log: EventLog, cols: dict[str, np.ndarray], hb: HappensBefore)
         copy = "host copy" if space == 0 else f"device copy (device {space - 1})"
         name = f"`{var}`" if var else "unnamed memory"
         message = f"data race on the {copy} of {name}: {op_b} is not ordered with {op_a}"
-        fix = _fix(text, var or "", (row_a, int(merged["ctx"][a]), bool(merged["write"][a])),
-                   (row_b, int(merged["ctx"][b]), bool(merged["write"][b])))
+        if tm.target_ctx[int(merged["ctx"][a])] or tm.target_ctx[int(merged["ctx"][b])]:
+            fix = _fix(text, var or "", (row_a, int(merged["ctx"][a]), bool(merged["write"][a])),
+                       (row_b, int(merged["ctx"][b]), bool(merged["write"][b])))
+        else:
+            fix = _threads_fix(text, site_a, row_a, site_b, row_b)
+            message += f" (host threads {site_a.thread} and {site_b.thread})"
         lo = max(int(merged["lo"][a]), int(merged["lo"][b]))
         start = _range_start(table, int(merged["space"][b]) >> 32, lo)
         out.append(Finding(
@@ -362,11 +385,11 @@ def load_columns(log: EventLog) -> dict[str, np.ndarray]:
 
 def check_races(log: EventLog, options: CheckOptions) -> list[Finding]:
     """Unordered conflicting operations around deferred (`nowait`) target tasks."""
-    if not has_async_target_work(log):
+    if not has_target_race_work(log):
         return []
     cols = load_columns(log)
     tm = build_task_model(log, cols)
-    if not tm.target_ctx.any():
+    if not tm.target_ctx.any() and tm.n_threads < 2:
         return []
     hb = build_happens_before(log, cols, tm)
     return race_findings(log, cols, hb)
