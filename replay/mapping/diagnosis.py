@@ -8,7 +8,7 @@ same whichever engine found it, and live here. docs/analyze.md lists the fix rul
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog, MapType
 from quiver.replay.mapping.clauses import (
@@ -476,6 +476,7 @@ def related(ctx: Context, d: Described) -> list[Related]:
 
 def to_finding(ctx: Context, det: Detection) -> Finding:
     d = describe(ctx, det)
+    line_note = ""
     if det.kind == SECTION_OVERFLOW:
         access = ctx.site(det.loc, "host", -1, det.rank)
         fix = fix_section(ctx, d)
@@ -483,6 +484,7 @@ def to_finding(ctx: Context, det: Detection) -> Finding:
         side = "device" if det.device >= 0 else "host"
         row = ctx.rows.get(det.event, {})
         access = ctx.site(det.loc, side, det.device, det.rank, row.get("thread", 0))
+        access, line_note = _with_a_line(ctx, access, row)
         if det.kind == OVERFLOW:
             fix = fix_overflow(ctx, d)
         elif det.kind == UNMAPPED:
@@ -492,6 +494,8 @@ def to_finding(ctx: Context, det: Detection) -> Finding:
         else:
             fix = fix_host_read(ctx, d)
     details = {"host_address": f"{det.host_addr:#x}", "bad_bytes": det.bytes}
+    if det.kind != SECTION_OVERFLOW and line_note:
+        details["line_from"] = line_note
     if det.device_addr >= 0:
         details["device_address"] = f"{det.device_addr:#x}"
     if det.entry_device >= 0:
@@ -503,6 +507,22 @@ def to_finding(ctx: Context, det: Detection) -> Finding:
         history=history_steps(ctx, d), fix=fix, element=d.index(det.host_addr) if d.width else None,
         element_size=d.width or None, extent=d.extent(), bytes=det.bytes, occurrences=det.occurrences,
         details=details)
+
+
+def _with_a_line(ctx: Context, access: Site, row: dict) -> tuple[Site, str]:
+    """The access site, or (optimised code whose access has no line) the enclosing construct's line,
+    with a note saying so."""
+    if access.line > 0 or not row:
+        return access, ""
+    construct = ctx.construct_of(row) if row.get("device", -1) >= 0 else None
+    if construct is None:
+        return access, ""
+    at = ctx.site(construct["loc"])
+    if at.line <= 0:
+        return access, ""
+    file = access.file if access.file not in ("", "??") else at.file
+    note = f"the enclosing `{construct_name(construct['op'])}` construct (the access itself has no line)"
+    return replace(access, file=file, line=at.line, function=access.function or at.function), note
 
 
 def _in_device_memory(ctx: Context, det: Detection) -> bool:

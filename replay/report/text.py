@@ -40,6 +40,8 @@ def counts_text(f: Finding) -> str:
 def render_finding(f: Finding) -> list[str]:
     level = "WARNING" if f.kind in ADVISORY_KINDS else "ERROR"
     lines = [f"{PREFIX} {level}: {f.kind.value} {side_text(f.access)} {where(f.access)}", f"  {f.message}"]
+    if f.details.get("line_from"):
+        lines.append(f"  line: of {f.details['line_from']}")
     if f.extent:
         lines.append(f"  {f.extent}")
     if f.bytes:

@@ -93,8 +93,8 @@ def test_json_contract(logs):
     assert set(doc) >= {"version", "log", "summary", "findings"}
     assert doc["version"] == 1 and doc["log"]["path"] == str(logs["buggy"]) and doc["log"]["truncated"] is False
     assert doc["summary"]["findings"] == 3 and doc["summary"]["exit_status"] == 1
-    assert set(KINDS) == {"use-of-uninitialized-memory", "use-of-stale-data", "buffer-overflow", "data-race",
-                          "rma-race", "redundant-transfer"}
+    assert set(KINDS) == {"use-of-uninitialized-memory", "use-of-stale-data", "buffer-overflow", "unmapped-memory",
+                          "data-race", "rma-race", "redundant-transfer"}
     by_kind = {f["kind"]: f for f in doc["findings"]}
     assert set(by_kind) == {"buffer-overflow", "use-of-uninitialized-memory", "use-of-stale-data"}
     for f in doc["findings"]:
