@@ -45,10 +45,11 @@ def has_target_race_work(log: EventLog) -> bool:
         return True
     construct = fork = False
     begin, fork_op = int(EventKind.CONSTRUCT_BEGIN), int(SyncKind.PARALLEL_BEGIN)
-    for batch in log.batches(["kind", "op"]):
+    for batch in log.batches(["kind", "op", "device"]):
         kind = batch["kind"]
         construct = construct or bool(np.any(kind == begin))
-        fork = fork or bool(np.any((kind == int(EventKind.SYNC)) & (batch["op"] == fork_op)))
+        # a host thread's fork (a kernel's own parallel region is device-side)
+        fork = fork or bool(np.any((kind == int(EventKind.SYNC)) & (batch["op"] == fork_op) & (batch["device"] < 0)))
         if construct and fork:
             return True
     return False
