@@ -11,6 +11,7 @@ import os
 import numpy as np
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog
 from quiver.replay.mapping.clauses import construct_name
+from quiver.replay.mapping.diagnosis import source_function
 from quiver.replay.nowait.tasks import TaskModel, lookup, pack
 from quiver.replay.report.findings import Site
 
@@ -34,7 +35,7 @@ class RowText:
         device = int(c["device"][row])
         if side is None:
             side = "device" if device >= 0 and int(c["kind"][row]) == int(EventKind.ACCESS) else "host"
-        return Site(file=loc.file, line=loc.line, function=loc.function, side=side, device=device,
+        return Site(file=loc.file, line=loc.line, function=source_function(loc.function), side=side, device=device,
                     rank=int(c["rank"][row]), thread=int(c["thread"][row]))
 
     def construct_of_row(self, row: int) -> int:
