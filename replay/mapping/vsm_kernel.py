@@ -456,6 +456,8 @@ def _record(fd, fd_hash, ctr, fk, rk, di, loc, kx, e, clause_ev, g, host, dev, s
                 fd[i, F_OCC] += 1
                 fd[i, F_LASTEV] = g
             fd[i, F_LASTHOST] = max(fd[i, F_LASTHOST], last_host)
+            if fd[i, F_WIDTH] == 0:   # element counts use the width as soon as any access knows it
+                fd[i, F_WIDTH] = width
             return
         slot = (slot + 1) & mask
 

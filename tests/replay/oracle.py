@@ -116,6 +116,8 @@ class Oracle:
             rec.det["occurrences"] += 1
             rec.last_event = g
         rec.det["last_host_addr"] = max(rec.det["last_host_addr"], last)
+        if rec.det["width"] == 0:
+            rec.det["width"] = width
 
     def entry_info(self, e: Entry | None) -> tuple[dict | None, int]:
         if e is None:

@@ -53,3 +53,21 @@ def test_an_access_without_a_line_takes_the_enclosing_construct_line_and_says_so
     [f] = check_mapping(_log(tmp_path, 0), CheckOptions())
     assert f.kind.value == "unmapped-memory" and f.access.line == 9 and f.access.file.endswith("k.c")
     assert f.details["line_from"].startswith("the enclosing `target` construct")
+
+
+def test_a_finding_counts_elements_when_any_of_its_accesses_knows_the_width(tmp_path):
+    """A vectorised read (width unknown) then a scalar write past the same section: one finding, in elements."""
+    b = LogBuilder()
+    b.alloc(HOST_B, 256, b.location("v.c", 3, "main"))
+    c = b.construct_begin(ConstructKind.TARGET, b.location("v.c", 5, "main"))
+    b.map_clause(c, "b", HOST_B, 128, MapType.TO, b.location("v.c", 5, "main"), text="b[0:n]")
+    b.data_op(DataOpKind.ALLOC, HOST_B, DEV_B, 128, construct=c, var="b")
+    b.data_op(DataOpKind.TRANSFER_TO, HOST_B, DEV_B, 128, construct=c, var="b")
+    b.kernel(c)
+    site = b.location("v.c", 6, "main")
+    b.access(DEV_B + 96, 64, device=0, construct=c, site=site)                       # width unknown
+    b.access(DEV_B + 160, 4, write=True, device=0, construct=c, site=site, width=4)
+    b.data_op(DataOpKind.DELETE, HOST_B, DEV_B, 128, construct=c, var="b")
+    b.construct_end(c)
+    [f] = check_mapping(read_log(b.write(tmp_path / "v.arrow")), CheckOptions())
+    assert (f.kind.value, f.variable, f.element_size, f.element, f.bytes) == ("buffer-overflow", "b", 4, 32, 36)
