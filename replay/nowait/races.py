@@ -30,7 +30,7 @@ from quiver.replay.log_scan import has_target_race_work
 from quiver.replay.nowait.async_text import DEPEND_CONSTRUCTS, RowText
 from quiver.replay.nowait.device_copies import device_copies, space_key
 from quiver.replay.nowait.happens_before import HappensBefore, build_happens_before
-from quiver.replay.nowait.tasks import TaskModel, build_task_model
+from quiver.replay.nowait.tasks import TaskModel, build_task_model, lookup, pack
 from quiver.replay.registry import CheckOptions
 from quiver.replay.report.findings import Finding, FindingKind, Related, Site, merge_findings
 
@@ -130,7 +130,8 @@ def _merge_ranges(space, lo, hi, write, atomic, seg, loc, var, row, order):
 
 
 @njit(cache=True)
-def _sweep(space, lo, hi, write, atomic, seg, ctx, target, loc, var, vc, seg_chain, seg_idx, weight):
+def _sweep(space, lo, hi, write, atomic, seg, ctx, target, mapping_op, sync_device, loc, var, vc, seg_chain,
+           seg_idx, weight):
     """Pairs of overlapping, conflicting, unordered ranges (records sorted by space, lo)."""
     n = len(space)
     active = np.empty(n, dtype=np.int64)
@@ -156,6 +157,8 @@ def _sweep(space, lo, hi, write, atomic, seg, ctx, target, loc, var, vc, seg_cha
                 continue
             if not (target[a] or target[i]):
                 continue
+            if (mapping_op[a] and sync_device[i]) or (mapping_op[i] and sync_device[a]):
+                continue   # the runtime's reference count orders a mapping's creation/release with its users
             sa = seg[a]
             sb = seg[i]
             if vc[sb, seg_chain[sa]] >= seg_idx[sa] or vc[sa, seg_chain[sb]] >= seg_idx[sb]:
@@ -256,8 +259,11 @@ def find_races(cols: dict[str, np.ndarray], hb: HappensBefore):
     interesting = _interesting_segments(hb.vc, hb.seg_chain, hb.seg_idx, seg_target, chain_start, order,
                                         prefix)
     keep = interesting[seg] & (recs["hi"] > recs["lo"])
+    mapping_op = _refcounted_device_ops(cols, recs, tm) & ~target_ctx[ctx]
+    synchronous_device = recs["device_part"] & ~target_ctx[ctx]
     recs = {k: v[keep] for k, v in recs.items()}
     recs["target"] = rec_target[keep]
+    recs["mapping_op"], recs["sync_device"] = mapping_op[keep], synchronous_device[keep]
     seg, ctx = seg[keep], ctx[keep]
     loc = cols["loc"][recs["row"]].astype(np.int64)
     var = variables_of(recs["space"] >> 32, recs["lo"], named_ranges(cols))
@@ -271,9 +277,24 @@ def find_races(cols: dict[str, np.ndarray], hb: HappensBefore):
     merged = {k: v[o] for k, v in merged.items()}
     a, b, nbytes, count = _sweep(merged["space"], merged["lo"], merged["hi"], merged["write"], merged["atomic"],
                                  merged["seg"].astype(np.int64), merged["ctx"].astype(np.int64),
-                                 merged["target"], merged["loc"], merged["var"], hb.vc,
+                                 merged["target"], merged["mapping_op"], merged["sync_device"], merged["loc"], merged["var"], hb.vc,
                                  hb.seg_chain, hb.seg_idx, _weight(cols, merged))
     return merged, a, b, nbytes, count
+
+
+def _refcounted_device_ops(cols: dict[str, np.ndarray], recs: dict[str, np.ndarray], tm: TaskModel) -> np.ndarray:
+    """Device sides of the copies, allocations and releases a map clause made (not `target update`).
+
+    Why: with reference counting, a construct of another thread that finds the data present uses the
+    copy only after its creation (allocation, copy-in) is complete, and the copy is released
+    (copy-out, delete) only after the last user's exit: the runtime's mapping table orders them.
+    """
+    rows = recs["row"]
+    dop = recs["device_part"] & (cols["kind"][rows] == int(EventKind.DATA_OP))
+    cid = cols["id"][rows]
+    ci = lookup(tm.constructs.keys, pack(cols["rank"][rows], np.maximum(cid, 0)), dop & (cid >= 0))
+    update = (ci >= 0) & (np.r_[tm.constructs.kind, -1][ci] == int(ConstructKind.TARGET_UPDATE))
+    return dop & ~update
 
 
 def _weight(cols: dict[str, np.ndarray], recs: dict[str, np.ndarray]) -> np.ndarray:
