@@ -180,16 +180,13 @@ class Described:
         return (addr - self.section_lo) // w
 
     def extent(self) -> str:
-        if self.det.kind == UNMAPPED and self.det.object_hi == self.det.object_lo:
-            at = f"element {self.index(self.det.host_addr)}" if self.width else \
-                f"byte {self.index(self.det.host_addr)}"
-            return f"{self.var}: points to host memory no clause maps (not a heap block or global); {at} accessed"
         if self.det.kind == UNMAPPED:
+            at = f"{'element' if self.width else 'byte'} {self.index(self.det.host_addr)} accessed"
             size = self.det.object_hi - self.det.object_lo
+            if not size:   # known only through the pointer the construct passed
+                return f"{self.var}: points to host memory no clause maps (not a heap block or global); {at}"
             held = f"{size // self.width} {self.width}-byte elements" if self.width else f"{size} bytes"
-            at = f"element {self.index(self.det.host_addr)}" if self.width else \
-                f"byte {self.index(self.det.host_addr)}"
-            return f"{self.var}: host object of {held}, none mapped; {at} accessed"
+            return f"{self.var}: host object of {held}, none mapped; {at}"
         if self.width:
             n = self.section_bytes // self.width
             return (f"{self.var}: {n} element{'s' if n != 1 else ''} mapped ({self.width}-byte), "
