@@ -13,8 +13,8 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from quiver.formats import FAMILIES, EventLog
-from quiver.formats.views import family_view
 from quiver.formats.select import iter_events
+from quiver.formats.views import family_view
 
 
 def is_parquet_export(path: Path) -> bool:

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import polars as pl
 
 from quiver.formats import EventKind, EventLog
-from quiver.formats.views import family_view
+from quiver.formats.names import CONSTRUCT_NAMES_BY_KEY
 from quiver.formats.select import select_events
+from quiver.formats.views import family_view
 
 # Track ids (Chrome-trace tids) within a rank's process: host threads keep their thread index.
 DEVICE_TRACK_BASE = 10_000_000     # + device * 100_000 + thread that drives the device
@@ -26,10 +27,6 @@ TIMELINE_KINDS = (
     EventKind.WIN_CREATE, EventKind.WIN_FREE, EventKind.RMA, EventKind.MPI_SYNC, EventKind.MPI_MESSAGE,
     EventKind.MPI_REQUEST, EventKind.TASK_CREATE, EventKind.TASK_BEGIN, EventKind.TASK_END,
 )
-CONSTRUCT_NAMES = {
-    "target": "target", "target_data": "target data", "target_enter_data": "target enter data",
-    "target_exit_data": "target exit data", "target_update": "target update", "target_data_end": "end target data",
-}
 DATA_OP_NAMES = {"alloc": "alloc", "transfer_to": "copy to device", "transfer_from": "copy from device",
                  "delete": "release", "associate": "associate", "disassociate": "disassociate"}
 DATA_OP_CATEGORIES = {"alloc": "alloc", "transfer_to": "transfer", "transfer_from": "transfer",
@@ -91,7 +88,7 @@ def _construct_slices(cons: pl.DataFrame, last_ns: int) -> pl.DataFrame:
     df = begins.join(ends, on=["rank", "construct"], how="left").with_columns(pl.col("end_ns").fill_null(last_ns))
     return df.select(
         "rank", pl.col("thread").cast(pl.Int64).alias("tid"), pl.lit("construct").alias("category"),
-        pl.format("{} {}", pl.col("construct_kind").replace_strict(CONSTRUCT_NAMES, default=pl.col("construct_kind")),
+        pl.format("{} {}", pl.col("construct_kind").replace_strict(CONSTRUCT_NAMES_BY_KEY, default=pl.col("construct_kind")),
                   _where()).alias("name"),
         pl.col("time_ns").alias("start_ns"), (pl.col("end_ns") - pl.col("time_ns")).clip(lower_bound=0).alias("dur_ns"),
         "seq", "device", "construct", "file", "line",

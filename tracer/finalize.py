@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from quiver.formats import COLUMN_NAMES, ConstructKind, EventKind, LogWriter
+from quiver.formats import COLUMN_NAMES, AllocKind, ConstructKind, EventKind, LogWriter
 from quiver.formats.schema import COLUMN_DEFAULTS, COLUMN_DTYPES
 from quiver.tracer.finalize_kernels import COLS32, COLS64, Kernels, kernels
 from quiver.tracer.objects import global_objects, stack_objects
@@ -29,9 +29,6 @@ from quiver.tracer.rawread import (
     read_rank,
 )
 from quiver.tracer.symbolize import UNKNOWN, Location, dedup_modules, parse_psource, symbolize
-
-ALLOC_GLOBAL = 5
-ALLOC_STACK = 6
 
 
 class Interner:
@@ -263,9 +260,9 @@ def _object_rows(raws: list[RankRaw], control: dict[str, np.ndarray], modules_by
             symbols = pool.submit(global_objects, exe, np.unique(maps["addr"]))
             stack = _stack_objects(exe, maps, strings)
         for start, size, name in symbols.result():
-            rows.append((rr.rank, 0, 0, ALLOC_GLOBAL, start, size, strings.add(name)))
+            rows.append((rr.rank, 0, 0, int(AllocKind.GLOBAL), start, size, strings.add(name)))
         for i, var, size in stack:
-            rows.append((rr.rank, int(maps["thread"][i]), int(maps["time_ns"][i]) - 1, ALLOC_STACK,
+            rows.append((rr.rank, int(maps["thread"][i]), int(maps["time_ns"][i]) - 1, int(AllocKind.STACK),
                          int(maps["addr2"][i]), size, strings.add(var)))
     if not rows:
         return None

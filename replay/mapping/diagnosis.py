@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog, MapType
+from quiver.formats.names import ALLOC_NAMES, construct_name
 from quiver.replay.mapping.clauses import (
-    construct_name,
     parse_section,
     render_clause,
     resize_item,
@@ -35,7 +35,6 @@ from quiver.replay.report.findings import Finding, FindingKind, HistoryStep, Rel
 
 KINDS = {UUM: FindingKind.USE_OF_UNINITIALIZED_MEMORY, STALE: FindingKind.USE_OF_STALE_DATA,
          OVERFLOW: FindingKind.BUFFER_OVERFLOW, SECTION_OVERFLOW: FindingKind.BUFFER_OVERFLOW}
-ALLOC_KINDS = {1: "malloc", 2: "calloc", 3: "realloc", 4: "aligned allocation", 5: "global", 6: "stack object"}
 
 
 @dataclass
@@ -227,7 +226,7 @@ def operation_text(ctx: Context, d: Described, row: dict) -> str:
         what = "write" if row["op"] & 1 else "read"
         return f"device {what} on device {row['device']}" if row["device"] >= 0 else f"host {what}"
     if kind == EventKind.ALLOC:
-        return f"host memory allocated ({ALLOC_KINDS.get(row['op'], 'allocation')}, {row['size']} bytes)"
+        return f"host memory allocated ({ALLOC_NAMES.get(row['op'], 'allocation')}, {row['size']} bytes)"
     if kind == EventKind.DATA_OP:
         construct = ctx.construct_of(row)
         by = f" by {construct_name(construct['op'])}" if construct else ""
@@ -419,7 +418,7 @@ def related(ctx: Context, d: Described) -> list[Related]:
     alloc = ctx.allocation(det)
     if alloc is not None:
         out.append(Related("allocation", ctx.site(alloc["loc"]),
-                           f"{ALLOC_KINDS.get(alloc['op'], 'allocation')} of {alloc['size']} bytes"))
+                           f"{ALLOC_NAMES.get(alloc['op'], 'allocation')} of {alloc['size']} bytes"))
     return out
 
 

@@ -13,35 +13,12 @@ from dataclasses import dataclass
 
 import polars as pl
 from quiver.formats import ConstructKind, EventLog, MapType
+from quiver.formats.names import CONSTRUCT_NAMES_BY_KEY, map_type_name
 from quiver.formats.select import MAPPING_KINDS, select_events
 from quiver.formats.views import family_view
 
-CONSTRUCT_TITLES = {
-    "target": "target", "target_data": "target data (begin)", "target_enter_data": "target enter data",
-    "target_exit_data": "target exit data", "target_update": "target update",
-    "target_data_end": "target data (end)",
-}
 # Map-clause items that are not mapped at all (scalars passed by value).
 _NOT_MAPPED = int(MapType.LITERAL) | int(MapType.PRIVATE)
-
-
-def map_type_name(bits: int, construct_kind: int) -> str:
-    """The map type as written in a clause: ``tofrom``, ``to``, ``from``, ``alloc``, ``release``, ``delete``."""
-    to, frm = bool(bits & MapType.TO), bool(bits & MapType.FROM)
-    if bits & MapType.DELETE:
-        base = "delete"
-    elif to and frm:
-        base = "tofrom"
-    elif to:
-        base = "to"
-    elif frm:
-        base = "from"
-    elif construct_kind in (ConstructKind.TARGET_EXIT_DATA, ConstructKind.TARGET_DATA_END):
-        base = "release"
-    else:
-        base = "alloc"
-    mods = [m for m, bit in (("always", MapType.ALWAYS), ("present", MapType.PRESENT)) if bits & bit]
-    return ", ".join([*mods, base])
 
 
 def clause_text(map_type: str, clause: str, construct_kind: int, implicit: bool = False) -> str:
@@ -230,7 +207,7 @@ def _entry(row: dict, cat: Category) -> str | None:
 
 
 def site_title(row: dict) -> str:
-    kind = CONSTRUCT_TITLES.get(row["construct_kind"], row["construct_kind"])
+    kind = CONSTRUCT_NAMES_BY_KEY.get(row["construct_kind"], row["construct_kind"])
     where = row["file"] or "??"
     if row["line"]:
         where += f":{row['line']}"
