@@ -23,7 +23,6 @@ from quiver.formats import EventKind
 from quiver.replay.rma.sync import SYNC_KINDS
 
 OMP, RMA = 0, 1
-FAMILY_NAMES = {OMP: "openmp", RMA: "rma"}
 FAMILY_SHIFT = 32
 RANK_MASK = (1 << FAMILY_SHIFT) - 1
 GLOBAL_KINDS = tuple(int(k) for k in (*SYNC_KINDS, EventKind.WIN_CREATE, EventKind.WIN_ATTACH,

@@ -69,7 +69,6 @@ CL_EVENT, CL_CKEY, CL_HOST, CL_SIZE, CL_NAME, CL_TYPE, CL_LOC, CL_OBJLO, CL_OBJH
 # per-byte bit map (``_fmap``), so uniform blocks are updated in O(1), a read of a block whose
 # lower bound has the valid bit needs no byte scan, and what remains are vectorised slice loops.
 LOG_BLOCK = 12
-BLOCK = 1 << LOG_BLOCK
 # bit maps: v -> (v & keep) | set, plus a copy of the OV bits into a CV (TO) or back (FROM)
 MAP_PLAIN, MAP_TO, MAP_FROM = 0, 1, 2
 

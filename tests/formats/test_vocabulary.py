@@ -96,3 +96,10 @@ def test_raw_record_layout_is_the_header_struct():
     fields = [(name, C_TYPES[ctype]) for ctype, name in re.findall(r"(\w+)\s+(\w+);", body)]
     assert np.dtype(fields) == rawread.RAW_DTYPE
     assert rawread.RAW_DTYPE.itemsize == c_constants("qv_raw.h")["QV_EVENT_SIZE"]
+
+
+def test_format_md_states_the_current_version():
+    from quiver.formats.schema import FORMAT_VERSION
+
+    doc = (Path(__file__).resolve().parents[2] / "formats" / "FORMAT.md").read_text()
+    assert doc.splitlines()[0] == f"# The quiver event log, format version {FORMAT_VERSION}"

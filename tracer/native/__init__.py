@@ -173,8 +173,3 @@ def pass_plugin() -> Path | None:
     """The pass plugin for -fpass-plugin, building if needed; None when it cannot be built here."""
     p = ensure_built() / PASS_LIB
     return p if p.exists() else None
-
-
-def lib_path(name: str) -> Path:
-    """Path of lib<name>.so, building if needed."""
-    return ensure_built() / f"lib{name}.so"
