@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from quiver.commands.record import OPTION_NAMES
 from quiver.tracer import cc as ccmod
 
 _PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": ["--help"]}
@@ -40,13 +41,13 @@ cxx.context_settings = _PASS_THROUGH
 def record(
     program: Annotated[list[str], typer.Argument(help="the program and its arguments (after --)",
                                                  show_default=False)],
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="event log to write (default run.arrow; "
+    output: Annotated[Path | None, typer.Option(*OPTION_NAMES["output"], help="event log to write (default run.arrow; "
                                                 "run.d with --split)")] = None,
-    ranks: Annotated[int | None, typer.Option("-n", "--ranks", min=1,
+    ranks: Annotated[int | None, typer.Option(*OPTION_NAMES["ranks"], min=1,
                                               help="run RANKS MPI processes under the launcher")] = None,
-    launcher: Annotated[str | None, typer.Option("--launcher",
+    launcher: Annotated[str | None, typer.Option(*OPTION_NAMES["launcher"],
                                                  help="launcher command used with -n (default mpiexec.mpich)")] = None,
-    split: Annotated[bool, typer.Option("--split", help="write a directory with one log per rank and a "
+    split: Annotated[bool, typer.Option(*OPTION_NAMES["split"], help="write a directory with one log per rank and a "
                                         "manifest instead of one merged log (for big runs)")] = False,
 ) -> None:
     """Run a program with the tracer and write one event log; exits with the program's status.

@@ -11,9 +11,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# option -> parameter of `run`; must match the typer command's options (a test checks both ways)
-VALUE_OPTIONS = {"-o": "output", "--output": "output", "-n": "ranks", "--ranks": "ranks", "--launcher": "launcher"}
-FLAG_OPTIONS = {"--split": "split"}
+# parameter of `run` -> its option names: declared once here, the typer command takes its names from
+# this table too (typer.Option(*OPTION_NAMES["output"]) in quiver/commands/compile.py)
+OPTION_NAMES = {"output": ("-o", "--output"), "ranks": ("-n", "--ranks"), "launcher": ("--launcher",),
+                "split": ("--split",)}
+FLAGS = ("split",)
+VALUE_OPTIONS = {name: param for param, names in OPTION_NAMES.items() if param not in FLAGS for name in names}
+FLAG_OPTIONS = {name: param for param in FLAGS for name in OPTION_NAMES[param]}
 
 
 def parse(args: list[str]) -> dict | None:
