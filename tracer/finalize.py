@@ -390,7 +390,8 @@ def truncation_reason(infos: list[dict[str, str]], run: dict[str, Any]) -> str:
         return f"MPI_Abort with error code {abort}"
     if run.get("recovered") or any("parent_died" in i for i in infos):
         return "launcher killed"
-    return "the program ended without flushing the tracer (e.g. _exit)"
+    status = run.get("exit_status")
+    return "the program ended without flushing the tracer" + (f" (exit status {status})" if status else " (e.g. _exit)")
 
 
 def _run_metadata(raws: list[RankRaw], events: int, has_access: bool, run: dict[str, Any]) -> dict[str, Any]:

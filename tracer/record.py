@@ -236,7 +236,7 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
         exit_code = 128 + sig
     else:
         if truncated:
-            warn("program ended without flushing the tracer (e.g. _exit); log is truncated")
+            warn(f"log is truncated ({meta.get('truncated_reason')})")
         exit_code = status if status is not None else 1
     if not os.environ.get("QUIVER_KEEP_RAW"):
         shutil.rmtree(raw, ignore_errors=True)
