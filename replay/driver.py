@@ -95,7 +95,11 @@ class AnalysisReport:
 
 
 def _seconds(ns: int) -> str:
-    return f"{ns / 1e9:.6f} s" if ns < 10**9 else f"{ns / 1e9:.3f} s"
+    """A log time (ns since the start of the run) in the unit that reads best."""
+    for unit, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
+        if ns >= scale:
+            return f"{ns / scale:.3f} {unit}"
+    return f"{ns} ns"
 
 
 def run_checks(log: EventLog, checks: list[str], options: CheckOptions | None = None,
