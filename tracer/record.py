@@ -23,7 +23,7 @@ from pathlib import Path
 
 from quiver.tracer.launch import run_group
 from quiver.tracer.native import ensure_built
-from quiver.tracer.recover import mark_reason, raw_dir_for, write_marker
+from quiver.tracer.recover import LAUNCHER, mark_reason, raw_dir_for, write_marker
 
 DEFAULT_LAUNCHER = "mpiexec.mpich"
 # Libraries preloaded into every process, in order; a tracer library that is optional
@@ -238,6 +238,8 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
         if truncated:
             warn(f"log is truncated ({meta.get('truncated_reason')})")
         exit_code = status if status is not None else 1
-    if not os.environ.get("QUIVER_KEEP_RAW"):
+    if os.environ.get("QUIVER_KEEP_RAW"):
+        (raw / LAUNCHER).unlink(missing_ok=True)  # finalized: nothing to recover
+    else:
         shutil.rmtree(raw, ignore_errors=True)
     return RecordResult(out, exit_code, status, sig, truncated, instrumented, warnings, ended.timed_out)

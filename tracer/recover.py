@@ -154,9 +154,10 @@ def recovered_note(meta: dict[str, Any]) -> str:
 
 
 def pending_recovery(log: Path) -> Path | None:
-    """The raw directory a dead recording of `log` left behind, if any (and newer than `log`)."""
+    """The raw directory a dead recording of `log` left behind, if any (and newer than `log`); a raw
+    directory kept on purpose (QUIVER_KEEP_RAW) has no marker once its log is written."""
     raw = raw_dir_for(Path(log))
-    if not is_raw_dir(raw):
+    if not (raw / LAUNCHER).is_file():
         return None
     try:
         marker = read_marker(raw)

@@ -168,8 +168,8 @@ def test_truncated_log_without_events_is_not_reported_clean(tmp_path):
     assert r.returncode == 2
     assert r.stdout.splitlines() == [
         "==quiver== WARNING: log truncated (signal 11 (SIGSEGV)) and holds no events: nothing could be checked", "",
-        f"SUMMARY: quiver: nothing checked (no events recorded) in {log} (truncated log) "
-        "[checks: mapping, race, schedules, rma]"]
+        (f"SUMMARY: quiver: nothing checked (no events recorded) in {log} (truncated log) "
+         "[checks: mapping, race, schedules, rma]")]
     doc = json.loads(trace("analyze", str(log), "-f", "json").stdout)
     assert doc["summary"]["exit_status"] == 2 and "nothing could be checked" in doc["summary"]["note"]
 
