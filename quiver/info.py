@@ -111,7 +111,7 @@ def render_summary(s: dict[str, Any]) -> str:
     argv = " ".join(s["argv"]) if s["argv"] else s["program"]
     why = s.get("truncated_reason") or "the program did not finish normally"
     status = f"TRUNCATED ({why})" if s["truncated"] else "complete"
-    if s.get("signal"):
+    if s.get("signal") and not why.startswith("signal"):
         status += f", killed by signal {s['signal']}"
     elif s.get("exit_status") not in (None, 0):
         status += f", exit status {s['exit_status']}"

@@ -17,7 +17,9 @@
  *   r<R>.mod      loaded ELF objects (appended, may repeat), text lines "<bias hex> <lo hex> <hi hex> <path>"
  *                 (lo/hi = executable segment range); used to symbolise pc.
  *   r<R>.info     text "key=value" lines appended as the run goes
- *                 (pid, start_mono_ns, start_unix_ns, threads, signal, clean_exit).
+ *                 (pid, start_mono_ns, start_unix_ns, threads, signal, clean_exit;
+ *                 parent_died: the launcher died; mpi_abort: the MPI_Abort error code).
+ *   launcher.json written by `trace record` (not the tracer): the log it writes, for `trace recover`.
  *
  * Linking: qv_buffer.c is built once, into libquiver_rt.so (quiver.tracer.native
  * builds it); every tracer library (libquiver_omp.so, the PMPI library) links
