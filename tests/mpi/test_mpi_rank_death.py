@@ -72,3 +72,18 @@ def test_killing_trace_record_kills_mpiexec_and_every_rank(mpi_hang, tmp_path):
     assert run["truncated_reason"] == "launcher killed" and run["ranks"] == 3
     assert _race(log) == EXPECTED
 
+
+
+def test_timeout_ends_every_rank(mpi_hang, tmp_path):
+    log = tmp_path / "run.arrow"
+    proc, tag = start_record(["--timeout", "3", "-n", "3", "-o", str(log), "--", str(mpi_hang), "hang"], tmp_path)
+    try:
+        _, err = proc.communicate(timeout=300)
+        assert survivors(tag) == []
+    finally:
+        kill_survivors(tag)
+    assert proc.returncode == 124
+    assert "trace: time limit reached (3 s): program ended; log is truncated" in err.decode().splitlines()
+    run = read_log(log).run
+    assert run["truncated_reason"] == "time limit" and run["ranks"] == 3
+    assert _race(log) == EXPECTED
