@@ -8,7 +8,8 @@ Why each piece:
 - its own process group: signals and the time limit reach every process of the run (mpiexec, its
   proxies, the ranks, children of the program), and whatever is left when the program ends is killed.
   On a terminal the group is made the foreground one, so the program reads the terminal and gets
-  Ctrl-C as it would without us.
+  Ctrl-C as it would without us; when the program is stopped (Ctrl-Z), `trace record` takes the
+  terminal back and stops too, so the shell's job control works, and passes SIGCONT on.
 - `timeout`: the way a batch system ends a job, SIGTERM to the group, SIGKILL after a grace period.
 """
 
@@ -83,6 +84,31 @@ def _killpg(pgrp: int, sig: int) -> None:
         os.killpg(pgrp, sig)
 
 
+def _wait(proc: subprocess.Popen, tty: int | None, deadline: float | None) -> int | None:
+    """The program's Popen returncode, or None at `deadline` (monotonic). On a terminal, a stopped
+    program stops `trace record` (the shell sees its job stop); once continued, so is the program."""
+    while True:
+        flags = os.WUNTRACED | (os.WNOHANG if deadline is not None else 0)
+        pid, status = os.waitpid(proc.pid, flags)
+        if pid == 0:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            time.sleep(min(0.05, left))
+            continue
+        if os.WIFSTOPPED(status):
+            if tty is not None:  # job control: only on a terminal
+                _set_foreground(tty, os.getpgrp())
+                os.kill(os.getpid(), signal.SIGSTOP)
+                with suppress(OSError):
+                    if os.tcgetpgrp(tty) == os.getpgrp():  # `fg`, not `bg`
+                        _set_foreground(tty, proc.pid)
+                _killpg(proc.pid, signal.SIGCONT)
+            continue
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        return proc.returncode
+
+
 def run_group(argv: Sequence[str], env: dict[str, str], timeout: float | None = None,
               while_running: Callable[[], object] | None = None,
               on_timeout: Callable[[], object] | None = None) -> Ended:
@@ -108,18 +134,16 @@ def run_group(argv: Sequence[str], env: dict[str, str], timeout: float | None = 
             if while_running is not None:
                 while_running()
         finally:
-            try:
-                code = proc.wait(None if timeout is None else max(0.0, started + timeout - time.monotonic()))
-            except subprocess.TimeoutExpired:
+            code = _wait(proc, tty, None if timeout is None else started + timeout)
+            if code is None:
                 timed_out = True
                 if on_timeout is not None:
                     on_timeout()
                 _killpg(pgrp, signal.SIGTERM)
-                try:
-                    code = proc.wait(GRACE_SECONDS)
-                except subprocess.TimeoutExpired:
+                code = _wait(proc, tty, time.monotonic() + GRACE_SECONDS)
+                if code is None:
                     _killpg(pgrp, signal.SIGKILL)
-                    code = proc.wait()
+                    code = _wait(proc, tty, None)
         return Ended(code, timed_out)
     finally:
         _killpg(pgrp, signal.SIGKILL)  # what the program left behind does not outlive the run
