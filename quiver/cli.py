@@ -121,10 +121,11 @@ def recover_interrupted(args: list[str]) -> None:
     `trace record` left next to a log named on the command line, saying so on stderr."""
     if not args or args[0] not in READS_LOGS:
         return
-    candidates = [a for a in args[1:] if a and not a.startswith("-") and os.path.isdir(a + ".raw")]
+    from pathlib import Path
+
+    candidates = [a for a in args[1:] if a and not a.startswith("-") and Path(a).parent.is_dir()]
     if not candidates:
         return
-    from pathlib import Path
 
     from quiver.tracer.recover import NotRecoverable, pending_recovery, recover, recovered_note
 

@@ -153,22 +153,39 @@ def recovered_note(meta: dict[str, Any]) -> str:
     return f"{meta.get('events', 0)} events, log truncated: {meta.get('truncated_reason') or 'unknown reason'}"
 
 
+def _raw_dirs_of(log: Path) -> list[Path]:
+    """Raw directories beside `log` that may hold its recording: `LOG.raw`, and any `LOG.raw*` or
+    `.LOG.raw*` (a uniquely named one) whose marker names `log`."""
+    parent, name = log.parent, log.name
+    found = [raw_dir_for(log)]
+    try:
+        found += sorted(p for p in parent.iterdir() if p.name != found[0].name and
+                        p.name.startswith((f"{name}{RAW_SUFFIX}", f".{name}{RAW_SUFFIX}")))
+    except OSError:
+        return []
+    target = str(log.resolve())
+    out = []
+    for raw in found:
+        try:
+            marker = read_marker(raw) if (raw / LAUNCHER).is_file() else None
+        except ValueError:
+            continue
+        if marker is not None and (raw == found[0] or str(Path(marker.get("output", "")).resolve()) == target):
+            out.append(raw)
+    return out
+
+
 def pending_recovery(log: Path) -> Path | None:
     """The raw directory a dead recording of `log` left behind, if any (and newer than `log`); a raw
     directory kept on purpose (QUIVER_KEEP_RAW) has no marker once its log is written."""
-    raw = raw_dir_for(Path(log))
-    if not (raw / LAUNCHER).is_file():
-        return None
-    try:
-        marker = read_marker(raw)
-    except ValueError:
-        return None
-    if busy_reason(raw, marker):
-        return None
-    if Path(log).exists():
+    log = Path(log)
+    for raw in _raw_dirs_of(log):
+        if busy_reason(raw, read_marker(raw)):
+            continue
         try:
-            if Path(log).stat().st_mtime > raw.stat().st_mtime:
-                return None
+            if log.exists() and log.stat().st_mtime > raw.stat().st_mtime:
+                continue
         except OSError:
-            return None
-    return raw
+            continue
+        return raw
+    return None
