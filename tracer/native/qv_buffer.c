@@ -41,7 +41,7 @@
 
 typedef struct qv_tbuf {
   _Atomic uint32_t n;
-  atomic_flag busy; /* held while the buffer is being written to its file */
+  _Atomic int busy; /* 1 while the buffer is being written to its file */
   int fd;
   int tid;
   int64_t last; /* last stamp handed out: stamps are strictly increasing per thread */
@@ -258,7 +258,7 @@ void qv_write_modules(void) {
 /* ---- thread buffers ---- */
 
 static void buf_write(qv_tbuf *b) {
-  if (atomic_flag_test_and_set_explicit(&b->busy, memory_order_acquire)) return;
+  if (atomic_exchange_explicit(&b->busy, 1, memory_order_acquire)) return;
   uint32_t n = atomic_load_explicit(&b->n, memory_order_acquire);
   if (n > 0 && b->fd >= 0) write_all(b->fd, b->ev, (size_t)n * sizeof(qv_event_t));
   if (atomic_fetch_add(&g_written, (uint64_t)n * sizeof(qv_event_t)) > g_limit_bytes &&
@@ -271,7 +271,7 @@ static void buf_write(qv_tbuf *b) {
     }
   }
   atomic_store_explicit(&b->n, 0, memory_order_release);
-  atomic_flag_clear_explicit(&b->busy, memory_order_release);
+  atomic_store_explicit(&b->busy, 0, memory_order_release);
 }
 
 static void thread_exit(void *p) {
@@ -297,7 +297,6 @@ static qv_tbuf *buf_new(void) {
   if (tid >= QV_MAX_THREADS) return NULL;
   qv_tbuf *b = qv_mmap(sizeof *b);
   if (!b) return NULL;
-  atomic_flag_clear(&b->busy);
   b->tid = tid;
   char suffix[32];
   snprintf(suffix, sizeof suffix, "t%d.ev", tid);
@@ -445,7 +444,8 @@ static void park(void) {
 }
 
 /* A crash on another thread: flush this thread's pending state, acknowledge, park. A thread stopped
- * inside the tracer's own code is mid-update: it returns and is asked again 2 ms later. Otherwise
+ * inside the tracer's own code or while writing its buffer is mid-update: it returns and is asked
+ * again 2 ms later. Otherwise
  * (no crash under way) it is the parent-death signal: the launcher or the MPI proxy is gone. */
 static void flush_signal(int sig, siginfo_t *si, void *uc) {
   (void)sig;
@@ -465,7 +465,7 @@ static void flush_signal(int sig, siginfo_t *si, void *uc) {
     park();
     return;
   }
-  if (stopped_in_tracer(uc)) return;
+  if (stopped_in_tracer(uc) || atomic_load(&b->busy)) return;
   run_hooks();
   buf_write(b);
   atomic_store(&b->acked, 1);
