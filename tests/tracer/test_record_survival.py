@@ -9,6 +9,7 @@ runs on a helper thread still leave the events before them.
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -157,3 +158,48 @@ def test_nowait_kernel_on_a_helper_thread_keeps_its_accesses_when_the_program_di
     assert r.returncode == 1
     assert _findings(doc) == [("use-of-uninitialized-memory", "b", marker_line(PROGRAMS / "nowait_crash.c", "uninit"))]
     assert {f["access"]["side"] for f in doc["findings"]} == {"device"}
+
+
+def _read_until(fd: int, needle: bytes, limit: float = 60.0) -> bytes:
+    """What the terminal shows until `needle` appears or the other side closes (a hang guard)."""
+    import select
+
+    seen = b""
+    while needle not in seen:
+        ready, _, _ = select.select([fd], [], [], limit)
+        assert ready, f"the terminal showed no {needle!r}: {seen!r}"
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the other side is gone
+            break
+        if not chunk:
+            break
+        seen += chunk
+    return seen
+
+
+def test_on_a_terminal_the_program_is_the_foreground_job(tmp_path):
+    """The program runs in its own process group: on a terminal that group must be the foreground one,
+    or reading the terminal would stop it (SIGTTIN)."""
+    import pty
+
+    from run_guard import TRACE
+
+    log = tmp_path / "tty.arrow"
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a session leader whose terminal is the pty, like a login shell's job
+        os.execv(TRACE, [TRACE, "record", "-o", str(log), "--", "/usr/bin/head", "-n1"])
+    try:
+        _read_until(fd, b"memory accesses are missing")  # `head` was not built with trace cc: the warning
+        os.write(fd, b"from the terminal\n")
+        shown = _read_until(fd, b"\0")  # until trace record ends and closes the terminal
+        _, status = os.waitpid(pid, 0)
+        pid = 0
+    finally:
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert shown.count(b"from the terminal") == 2  # the terminal's echo, then head's copy
+    assert read_log(log).run["truncated"] is False
