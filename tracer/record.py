@@ -203,6 +203,9 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
     try:
         ended = run_group(cmd, env, timeout=timeout, while_running=_load_finalize,
                           on_timeout=lambda: mark_reason(raw, TIME_LIMIT))
+    except OSError:  # the program could not be started: nothing to recover later
+        shutil.rmtree(raw, ignore_errors=True)
+        raise
     finally:
         cleanup_device_images(raw)
         remove_leftover_images(images_before, target or prog)
