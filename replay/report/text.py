@@ -73,6 +73,8 @@ def render_text(report: AnalysisReport) -> str:
         kinds = ", ".join(f"{n} {k}" for k, n in report.counts_by_kind().items())
         n = len(report.findings)
         summary = f"{n} finding{'s' if n != 1 else ''} ({kinds})"
+    elif report.nothing_recorded:
+        summary = "nothing checked (no events recorded)"
     else:
         summary = "no findings"
     truncated = " (truncated log)" if report.truncated else ""
