@@ -27,7 +27,8 @@ def explain(
     from quiver.replay.registry import CheckOptions
     from quiver.replay.report.findings import merge_findings
     from quiver.replay.transfers.constructs import construct_items, explain_table, render_text, to_json
-    from quiver.replay.transfers.redundant import redundant_findings, survey
+    from quiver.replay.transfers.advice import transfer_findings
+    from quiver.replay.transfers.redundant import survey
 
     if fmt not in ("text", "json"):
         raise UsageError(f"unknown format {fmt!r}; use text or json")
@@ -36,7 +37,7 @@ def explain(
     for events in logs:                     # one file, or one per rank for a split log
         first = survey(events)
         parts.append(construct_items(events, first.events))
-        findings.extend(redundant_findings(events, CheckOptions(), first))
+        findings.extend(transfer_findings(events, CheckOptions(), first))
     items = pl.concat(parts)
     findings = merge_findings(findings)
     if variable is not None:

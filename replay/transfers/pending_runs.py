@@ -67,8 +67,9 @@ def _account(v, count, k, act, why, kbase, abase, g, wasted, used, reason, first
 
 # One operation on a slot: set granules [k0, k1) to transfer ``new`` (-1: nothing pending) and
 # account the transfers they held (``act``, reason ``why``); granule k is at host address
-# abase + (k - kbase) * g. ``Ops`` holds them column by column.
-OP_FIELDS = ("slot", "k0", "k1", "new", "act", "why", "kbase", "abase")
+# abase + (k - kbase) * g; ``code`` is the event code of the row that made it (see redundant.py) and
+# ``seq`` its position in the log. ``Ops`` holds them column by column.
+OP_FIELDS = ("slot", "k0", "k1", "new", "act", "why", "kbase", "abase", "code", "seq")
 
 
 class Ops:

@@ -74,7 +74,7 @@ def test_explain_json_and_filters(saxpy_log):
     assert item["variable"] == "a" and item["map_type"] == "tofrom"
     assert item["copy_in"] == {"bytes": 400, "runs": 1} and item["persistent_in"] == {"runs": 0}
     (red,) = doc["redundant_transfers"]
-    assert red["kind"] == "redundant-transfer" and red["bytes"] == 400
+    assert red["kind"] == "unused-transfer" and red["bytes"] == 400
     assert doc["totals"] == {"copy_in_bytes": 400, "copy_out_bytes": 400, "never_needed_bytes": 400}
     none = json.loads(run_trace("explain", saxpy_log, "--format", "json", "--line", "99").stdout)
     assert none["constructs"] == [] and none["redundant_transfers"] == []
