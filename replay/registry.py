@@ -37,8 +37,8 @@ CHECKERS: dict[str, tuple[str, str, bool, str]] = {
                   "mapping issues that only some nowait schedules show"),
     "rma": ("quiver.replay.rma.check", "check_rma", True, "MPI-RMA data races"),
     "transfers": ("quiver.replay.transfers.advice", "check_transfers", False,
-                  "wasted data movement (advisory): unused / duplicate transfers, round trips, repeated / unused "
-                  "allocations"),
+                  ("wasted data movement (advisory): unused / duplicate transfers, round trips, repeated / "
+                   "unused allocations")),
 }
 # older names still accepted by --check
 ALIASES: dict[str, str] = {"redundant-transfer": "transfers"}

@@ -26,8 +26,8 @@ def explain(
     from quiver.formats.logset import open_logs
     from quiver.replay.registry import CheckOptions
     from quiver.replay.report.findings import merge_findings
-    from quiver.replay.transfers.constructs import construct_items, explain_table, render_text, to_json
     from quiver.replay.transfers.advice import transfer_findings
+    from quiver.replay.transfers.constructs import construct_items, explain_table, render_text, to_json
     from quiver.replay.transfers.redundant import survey
 
     if fmt not in ("text", "json"):

@@ -24,7 +24,7 @@ class FindingKind(str, Enum):
     ROUND_TRIP = "round-trip"
     REPEATED_ALLOCATION = "repeated-allocation"
     UNUSED_ALLOCATION = "unused-allocation"
-    REDUNDANT_TRANSFER = "unused-transfer"      # its name before 0.2: an alias of UNUSED_TRANSFER
+    REDUNDANT_TRANSFER = "unused-transfer"  # noqa: PIE796 (the old name: an alias of UNUSED_TRANSFER)
 
 
 TRANSFER_KINDS = frozenset({FindingKind.UNUSED_TRANSFER, FindingKind.DUPLICATE_TRANSFER, FindingKind.ROUND_TRIP,

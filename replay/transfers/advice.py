@@ -22,7 +22,12 @@ from quiver.formats import EventLog, MapType
 from quiver.replay.registry import CheckOptions
 from quiver.replay.report.findings import Finding, FindingKind, Related, Site, merge_findings
 from quiver.replay.transfers import fixes
-from quiver.replay.transfers.constructs import clause_text, load_mapping_frames, match_data_ops, with_map_type_names
+from quiver.replay.transfers.constructs import (
+    clause_text,
+    load_mapping_frames,
+    match_data_ops,
+    with_map_type_names,
+)
 from quiver.replay.transfers.redundant import REASONS, Survey, TransferReplay, replay_transfers, survey
 
 TRANSFER_COLUMNS = {FindingKind.UNUSED_TRANSFER: "unused_bytes", FindingKind.DUPLICATE_TRANSFER: "duplicate_bytes",

@@ -19,16 +19,11 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 import polars as pl
-from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog, MapType
+from quiver.formats import DataOpKind, EventKind, EventLog
 from quiver.formats.schema import COLUMN_NAMES
 from quiver.formats.select import MAPPING_KINDS, SEQ_DTYPE, empty_events, select_events
-from quiver.replay.registry import CheckOptions
-from quiver.replay.report.findings import Finding, FindingKind, Related, Site, merge_findings
 from quiver.replay.transfers.constructs import (
-    clause_text,
     load_mapping_frames,
-    match_data_ops,
-    with_map_type_names,
 )
 from quiver.replay.transfers.device_to_host import ACCESS, DATA_OP, LiveMappings, apply_data_op, lookup
 from quiver.replay.transfers.pending_runs import ACT_NONE, ACT_USED, ACT_WASTED, Ops, RunMaps
