@@ -5,7 +5,6 @@ counterparts get none."""
 from __future__ import annotations
 
 import pytest
-
 from quiver.replay.report.findings import ADVISORY_KINDS
 
 pytestmark = pytest.mark.clang
