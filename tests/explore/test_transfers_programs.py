@@ -59,3 +59,17 @@ def test_costs_and_read_bytes_of_the_loop(record_c):
     assert a_in["duplicate_bytes"].to_list() == [0, 8192, 8192, 8192]
     assert a_in["used_bytes"].to_list() == [8192] * 4
     assert (a_in["duration_ns"] > 0).all()
+
+
+def test_perfetto_marks_the_wasted_transfers(record_c, trace_cli_run, tmp_path):
+    import json
+    run = record_c(SRC, args=["loop-maps"])
+    out = tmp_path / "lm.json"
+    proc = trace_cli_run("export", str(run.log), "--to", "perfetto", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    wasted = sorted((e["name"], e["args"]["detail"]) for e in events if e.get("cat") == "wasted transfer")
+    # runs 2-4 of the loop send a and b again: six copies marked, none of the first run's
+    assert wasted == [("wasted: copy to device a", "duplicate 8192 B (transfer_to)")] * 3 + [
+        ("wasted: copy to device b", "duplicate 8192 B (transfer_to)")] * 3
