@@ -33,10 +33,11 @@ def test_every_event_has_ph_ts_pid_tid_and_kernels_and_copies_are_slices(saxpy_l
     assert all({"ph", "ts", "pid", "tid"} <= e.keys() for e in events)
     slices = [e for e in events if e["ph"] == "X"]
     kernels = [e for e in slices if e["cat"] == "kernel"]
-    copies = [e for e in slices if e["cat"] == "transfer"]
+    copies = [e for e in slices if e["cat"] in ("transfer", "wasted transfer")]
     assert [k["name"] for k in kernels] == ["kernel saxpy.c:10"]
     assert [(c["name"], c["args"]["variable"], c["args"]["bytes"]) for c in copies] == [
-        ("copy to device a", "a", 400), ("copy to device b", "b", 400), ("copy from device a", "a", 400)]
+        ("wasted: copy to device a", "a", 400), ("copy to device b", "b", 400), ("copy from device a", "a", 400)]
+    assert copies[0]["cat"] == "wasted transfer" and copies[0]["args"]["detail"] == "unused 400 B (transfer_to)"
     assert {c["tid"] for c in copies + kernels} == {10_000_000}      # the device 0 track
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
     assert names == {(0, 0): "thread 0 (initial)", (0, 10_000_000): "device 0 (driven by thread 0)"}
