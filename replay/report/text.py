@@ -83,8 +83,11 @@ def movement_summary(findings: list[Finding]) -> list[str]:
     saved = sum(int(f.details["wasted_ns"]) for f in found)
     where = ", ".join(f"{'rank ' + str(r) + ' ' if len(run) > 1 else ''}device {d}: {b} B"
                       for (r, d), b in sorted(peaks.items()))
-    text = (f"data movement: potential saving {cost_text(saved, sum(run.values()))}, "
-            f"{sum(f.bytes for f in found)} bytes; peak device memory {where}")
+    allocs = (FindingKind.REPEATED_ALLOCATION, FindingKind.UNUSED_ALLOCATION)
+    moved = sum(f.bytes for f in found if f.kind not in allocs)
+    allocated = sum(f.bytes for f in found if f.kind in allocs)
+    text = (f"data movement: potential saving {cost_text(saved, sum(run.values()))}: {moved} bytes of "
+            f"transfers, {allocated} bytes of allocations; peak device memory {where}")
     return [text]
 
 

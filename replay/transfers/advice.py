@@ -126,6 +126,7 @@ def _transfer_findings(df: pl.DataFrame, min_fraction: float, costs: dict) -> li
         groups = (df.group_by([*SITE, "direction"]).agg(
             pl.col("bytes").sum().alias("moved"), pl.col(col).sum().alias("wasted"),
             pl.col("used_bytes").sum().alias("used"), pl.col("held_bytes").sum().alias("held"),
+            (pl.col("duplicate_bytes") + pl.col("round_trip_bytes")).sum().alias("unchanged"),
             pl.len().alias("transfers"), (pl.col(col) > 0).sum().alias("wasteful"), share.sum().alias("wasted_ns"),
             pl.col("reason").fill_null(0).bitwise_or().alias("reason"),
             pl.col("seq").filter(pl.col(col) > 0).min().alias("first_seq"),
@@ -166,10 +167,10 @@ def _transfer_finding(kind: FindingKind, row: dict, costs: dict) -> Finding:
                    f"{used} bytes were read there")
         message = f"{head} were already there: {why}"
         fix = fixes.duplicate_fix(direction, kind_code, row["map_type"], map_name, clause, where, device, held,
-                                  wasted, moved, int(row["runs"] or 1))
+                                  wasted, int(row["unchanged"]), moved, int(row["runs"] or 1))
     else:
         message = f"{head} are the bytes the host had sent there: the device never changed them"
-        fix = fixes.round_trip_fix(kind_code, row["map_type"], map_name, clause, where, wasted, moved)
+        fix = fixes.round_trip_fix(kind_code, row["map_type"], map_name, clause, where, int(row["unchanged"]), moved)
     return Finding(
         kind=kind, message=message,
         access=Site(file=file, line=line, function=row["c_function"] or "",

@@ -36,28 +36,29 @@ def unused_transfer_fix(direction: str, kind_code: int, map_type: int | None, ma
 
 
 def duplicate_fix(direction: str, kind_code: int, map_type: int | None, map_name: str, clause: str, where: str,
-                  device: int, held: int, duplicate: int, moved: int, runs: int) -> str:
+                  device: int, held: int, duplicate: int, unchanged: int, moved: int, runs: int) -> str:
+    """``unchanged``: the bytes of these copies that changed nothing at all (duplicate or round trip)."""
     if direction == "to" and held < duplicate:
         # re-sent after the device copy was released: keep the copy instead
         many = f" (it ran {runs} times)" if runs > 1 else ""
         return (f"keep '{clause}' on device {device} instead of mapping it again at {where}{many}: map it once in "
                 f"an enclosing `#pragma omp target data map({map_name.split(', ')[-1]}: {clause})` (or `target "
                 f"enter data` before and `target exit data` after the repeated constructs)")
-    if duplicate < moved:
+    if unchanged < moved:
         what = "the host wrote" if direction == "to" else "the device wrote"
         return (f"copy only what changed: narrow `{clause}` at {where} to a sub-section covering the elements "
-                f"{what} since the last copy ({duplicate} of {moved} bytes were already there)")
+                f"{what} since the last copy ({unchanged} of {moved} bytes were already there)")
     if kind_code != ConstructKind.TARGET_UPDATE and int(map_type or 0) & MapType.ALWAYS:
         return f"drop `always` from `map({map_name}: {clause})` at {where}: the destination already holds the bytes"
     return without_direction(direction, kind_code, map_type, map_name, clause, where) + \
         ": the destination already holds these bytes"
 
 
-def round_trip_fix(kind_code: int, map_type: int | None, map_name: str, clause: str, where: str, trip: int,
+def round_trip_fix(kind_code: int, map_type: int | None, map_name: str, clause: str, where: str, unchanged: int,
                    moved: int) -> str:
-    if trip < moved:
+    if unchanged < moved:
         return (f"copy back only what the device changed: narrow `{clause}` at {where} to a sub-section "
-                f"({trip} of {moved} bytes came back unchanged)")
+                f"({unchanged} of {moved} bytes came back unchanged)")
     return without_direction("from", kind_code, map_type, map_name, clause, where) + \
         ": the device never changes these bytes"
 

@@ -1,6 +1,6 @@
 """Maps from granule index to the transfer whose bytes are still unread there, with uniform ranges cached.
 
-Why: the redundant-transfer replay assigns whole ranges (a copy sets a range to its transfer, a
+Why: the unused-transfer replay assigns whole ranges (a copy sets a range to its transfer, a
 read or write clears it) and accounts the old value of every granule of the range. A plain
 per-granule array makes each event cost as many steps as granules it touches (a 64 MB matrix read
 100 times is 800 million steps). Here each slot (a device, or the host) is a 64-ary tree over the
