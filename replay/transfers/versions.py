@@ -35,7 +35,7 @@ class Versions:
         self.host = np.zeros(g, dtype=np.int64)                       # version 0: what the host held at first
         self.dev = np.full(devices * g, -1, dtype=np.int64)           # -1: no device copy
         self.last = np.full(devices * g, -1, dtype=np.int64)          # version held when last released
-        self.alloc_of = np.full(devices * g, -1, dtype=np.int64)      # allocation covering the granule
+        self.alloc_of = np.full(devices * g, -1, dtype=np.int32)      # allocation covering the granule
         self.next = np.array([2, 1], dtype=np.int64)                  # next host (even) / device (odd) version
         self.alloc_seq = np.ascontiguousarray(alloc_seq, dtype=np.int64)
         self.touched = np.zeros(len(alloc_seq), dtype=np.int8)
@@ -75,10 +75,12 @@ def apply_versioned(ops, nops, out, host_slot, g, ng, hver, dver, lver, alloc_of
             if code == C_HWRITE or code == C_FREE:
                 v = nxt[0]
                 nxt[0] += 2
-                hver[k0:k1] = v
+                for k in range(k0, k1):
+                    hver[k] = v
             if cap - n < 1:
                 n = _flush(out, n, g, leaf, node, level_off, level_len, levels, s_l, s_x, wasted, used, reason, first)
-            out[:, n] = ops[:, o]
+            for f in range(NFIELDS):           # explicit loops: slices would make array views per row
+                out[f, n] = ops[f, o]
             n += 1
             o += 1
             continue
@@ -112,7 +114,8 @@ def apply_versioned(ops, nops, out, host_slot, g, ng, hver, dver, lver, alloc_of
                         n = _flush(out, n, g, leaf, node, level_off, level_len, levels, s_l, s_x, wasted, used,
                                    reason, first)
                     for row in (o, twin):
-                        out[:, n] = ops[:, row]
+                        for f in range(NFIELDS):
+                            out[f, n] = ops[f, row]
                         out[1, n] = k
                         out[2, n] = j
                         n += 1
@@ -123,26 +126,30 @@ def apply_versioned(ops, nops, out, host_slot, g, ng, hver, dver, lver, alloc_of
             v = nxt[1]
             nxt[1] += 2
             a = np.searchsorted(alloc_seq, ops[9, o])
-            dver[base + k0:base + k1] = v
-            alloc_of[base + k0:base + k1] = a if a < alloc_seq.shape[0] and alloc_seq[a] == ops[9, o] else -1
+            if a >= alloc_seq.shape[0] or alloc_seq[a] != ops[9, o]:
+                a = -1
+            for k in range(base + k0, base + k1):
+                dver[k] = v
+                alloc_of[k] = a
         elif code == C_DELETE:
-            lver[base + k0:base + k1] = dver[base + k0:base + k1]
-            dver[base + k0:base + k1] = -1
-            alloc_of[base + k0:base + k1] = -1
+            for k in range(base + k0, base + k1):
+                lver[k] = dver[k]
+                dver[k] = -1
+                alloc_of[k] = -1
         elif code == C_DREAD or code == C_DWRITE:
-            prev = -2
-            for k in range(k0, k1):
-                a = alloc_of[base + k]
-                if a != prev and a >= 0:
-                    touched[a] = 1
-                prev = a
+            # an access was translated through one live mapping, so one allocation holds all of it
+            a = alloc_of[base + k0]
+            if a >= 0:
+                touched[a] = 1
             if code == C_DWRITE:
                 v = nxt[1]
                 nxt[1] += 2
-                dver[base + k0:base + k1] = v
+                for k in range(base + k0, base + k1):
+                    dver[k] = v
         if cap - n < 1:
             n = _flush(out, n, g, leaf, node, level_off, level_len, levels, s_l, s_x, wasted, used, reason, first)
-        out[:, n] = ops[:, o]
+        for f in range(NFIELDS):
+            out[f, n] = ops[f, o]
         n += 1
         o += 1
     _flush(out, n, g, leaf, node, level_off, level_len, levels, s_l, s_x, wasted, used, reason, first)
