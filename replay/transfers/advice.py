@@ -68,7 +68,10 @@ def transfer_findings(log: EventLog, options: CheckOptions, first: Survey | None
     if has_accesses and replay.transfers.height:
         found += _transfer_findings(at_sites(replay.transfers), min_fraction, costs)
     if replay.allocations.height:
-        found += _allocation_findings(at_sites(replay.allocations), has_accesses, costs)
+        allocs = replay.allocations
+        if log.truncated:       # a copy still alive at the crash may yet have been used
+            allocs = allocs.with_columns(pl.col("touched") | pl.col("release_seq").is_null())
+        found += _allocation_findings(at_sites(allocs), has_accesses, costs)
     return merge_findings(found)
 
 

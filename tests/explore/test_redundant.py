@@ -267,3 +267,14 @@ def test_a_strided_run_is_its_blocks(tmp_path):
     blocks = transfer_waste(read_log(_strided_prog(expand=True).b.write(tmp_path / "blocks.arrow")))
     cols = ["used_bytes", "wasted_bytes", "reason", "first_wasted"]
     assert runs.select(cols).equals(blocks.select(cols))
+
+
+def test_unused_allocation_only_for_copies_released_in_a_truncated_log(tmp_path):
+    for truncated, expected in ((False, [("x", 5)]), (True, [])):
+        p = Prog(truncated=truncated)
+        p.host(0x1000, 40, write=True)
+        p.target(5, [("x", 0x1000, 40, 0)], kind=ConstructKind.TARGET_ENTER_DATA)   # alloc, never exited
+        log = read_log(p.b.write(tmp_path / f"t{truncated}.arrow"))
+        got = [(f.variable, f.access.line) for f in check_transfers(log, CheckOptions())
+               if f.kind is FindingKind.UNUSED_ALLOCATION]
+        assert got == expected
