@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from quiver.formats import ConstructKind, MapType
 
-EXIT_KINDS = (ConstructKind.TARGET_EXIT_DATA, ConstructKind.TARGET_DATA_END)
-
 
 def without_direction(direction: str, kind_code: int, map_type: int | None, map_name: str, clause: str,
                       where: str) -> str:
@@ -16,8 +14,8 @@ def without_direction(direction: str, kind_code: int, map_type: int | None, map_
     bits = int(map_type or 0)
     keep_to = bool(bits & MapType.TO) and direction != "to"
     keep_from = bool(bits & MapType.FROM) and direction != "from"
-    if kind_code in EXIT_KINDS and not keep_from:
-        new = "release"
+    if kind_code == ConstructKind.TARGET_EXIT_DATA and not keep_from:
+        new = "release"             # (a `target data` clause has no release: alloc there)
     else:
         new = "tofrom" if keep_to and keep_from else "to" if keep_to else "from" if keep_from else "alloc"
     if bits & MapType.IMPLICIT:
