@@ -125,6 +125,25 @@ def _data_op_slices(ops: pl.DataFrame, next_ns: pl.DataFrame) -> pl.DataFrame:
         pl.col("bytes").cast(pl.Int64), "construct", "file", "line", pl.col("op").alias("detail"))
 
 
+WASTE_WORDS = (("unused_bytes", "unused"), ("duplicate_bytes", "duplicate"), ("round_trip_bytes", "round trip"))
+
+
+def mark_wasted(slices: pl.DataFrame, waste: pl.DataFrame) -> pl.DataFrame:
+    """Data-op slices of transfers that wasted bytes (``waste``: per transfer ``seq`` and the byte
+    columns of ``redundant.replay_transfers``) become ``wasted transfer`` slices named ``wasted: ...``
+    with the bytes of each kind in ``detail``."""
+    parts = [pl.when(pl.col(c) > 0).then(pl.format("{} {} B", pl.lit(word), pl.col(c))) for c, word in WASTE_WORDS]
+    marks = waste.filter(pl.col("wasted_bytes") > 0).select(
+        pl.col("seq").cast(pl.Int64), pl.concat_str(parts, separator="; ", ignore_nulls=True).alias("waste"))
+    df = slices.join(marks, on="seq", how="left")
+    hit = pl.col("waste").is_not_null()
+    return df.with_columns(
+        pl.when(hit).then(pl.lit("wasted transfer")).otherwise(pl.col("category")).alias("category"),
+        pl.when(hit).then(pl.format("wasted: {}", pl.col("name"))).otherwise(pl.col("name")).alias("name"),
+        pl.when(hit).then(pl.format("{} ({})", pl.col("waste"), pl.col("detail"))).otherwise(pl.col("detail"))
+        .alias("detail")).drop("waste")
+
+
 def _rma(rma: pl.DataFrame, msync: pl.DataFrame, next_ns: pl.DataFrame, last_ns: int):
     """RMA calls: a short slice at the origin, a slice on the target's window track from the call
     to the origin's synchronisation that completes it, and a flow between the two."""
@@ -242,8 +261,10 @@ def _tracks(slices: pl.DataFrame, instants: pl.DataFrame, flows: pl.DataFrame) -
 
 
 def build_timeline(log: EventLog, *, ranks: list[int] | None = None, from_ns: int | None = None,
-                   to_ns: int | None = None, findings: list | None = None) -> Timeline:
-    """The timeline of a log, restricted to some ranks and to slices overlapping [from_ns, to_ns]."""
+                   to_ns: int | None = None, findings: list | None = None,
+                   waste: pl.DataFrame | None = None) -> Timeline:
+    """The timeline of a log, restricted to some ranks and to slices overlapping [from_ns, to_ns];
+    with ``waste`` (``Trace.transfers()``) the transfers that wasted bytes are marked."""
     ev = select_events(log, TIMELINE_KINDS, ranks=ranks)
     last_ns = int(ev["time_ns"].max()) if ev.height else 0
     nxt = _next_on_thread(ev).select("seq", "next_ns")
@@ -253,8 +274,10 @@ def build_timeline(log: EventLog, *, ranks: list[int] | None = None, from_ns: in
     rma = family_view(log, "rma", ev)
     msync = family_view(log, "mpi_sync", ev)
     ops = ops.join(ev.select("seq", "aux"), on="seq", how="left")
-    slices = [_construct_slices(cons, last_ns), _kernel_slices(kernels, ops, cons, last_ns),
-              _data_op_slices(ops, nxt)]
+    copies = _data_op_slices(ops, nxt)
+    if waste is not None and waste.height:
+        copies = mark_wasted(_conform(copies, SLICE_SCHEMA), waste)
+    slices = [_construct_slices(cons, last_ns), _kernel_slices(kernels, ops, cons, last_ns), copies]
     rma_slices, flows = _rma(rma, msync, nxt, last_ns)
     slices += rma_slices
     slice_df = pl.concat([_conform(s, SLICE_SCHEMA) for s in slices])

@@ -12,7 +12,7 @@ from typing import Any
 
 from quiver.formats import EventLog
 from quiver.formats.version import __version__
-from quiver.replay.registry import CHECKERS, CheckOptions, available_checkers, default_checkers
+from quiver.replay.registry import ALIASES, CHECKERS, CheckOptions, available_checkers, default_checkers
 from quiver.replay.report.findings import ADVISORY_KINDS, Finding, merge_findings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_NOTHING_CHECKED = 0, 1, 2
@@ -31,6 +31,7 @@ def resolve_checks(requested: Iterable[str] | None) -> list[str]:
         return default_checkers()
     out: list[str] = []
     for name in names:
+        name = ALIASES.get(name, name)
         if name == "all":
             picked = list(CHECKERS)
         elif name in CHECKERS:

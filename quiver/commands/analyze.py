@@ -48,7 +48,7 @@ def _write(path: Path, text: str) -> None:
 
 
 CHECK_HELP = "checkers to run, comma-separated or repeated: " + ", ".join(CHECKERS) + ", all " \
-             "(default: all but redundant-transfer)"
+             "(default: all but transfers, the advisory data-movement check; redundant-transfer is its old name)"
 
 
 def analyze(

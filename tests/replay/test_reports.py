@@ -94,7 +94,8 @@ def test_json_contract(logs):
     assert doc["version"] == 1 and doc["log"]["path"] == str(logs["buggy"]) and doc["log"]["truncated"] is False
     assert doc["summary"]["findings"] == 3 and doc["summary"]["exit_status"] == 1
     assert set(KINDS) == {"use-of-uninitialized-memory", "use-of-stale-data", "buffer-overflow", "data-race",
-                          "rma-race", "redundant-transfer"}
+                          "rma-race", "unused-transfer", "duplicate-transfer", "round-trip",
+                          "repeated-allocation", "unused-allocation"}
     by_kind = {f["kind"]: f for f in doc["findings"]}
     assert set(by_kind) == {"buffer-overflow", "use-of-uninitialized-memory", "use-of-stale-data"}
     for f in doc["findings"]:
@@ -183,7 +184,7 @@ def test_output_file_and_check_selection(logs):
 
 @pytest.mark.parametrize("args,message", [
     (["--check", "nosuch"], ("trace: error: unknown check 'nosuch' (known: mapping, race, schedules, rma, "
-                             "redundant-transfer, all)")),
+                             "transfers, all)")),
     (["--format", "xml"], "trace: error: Invalid value for '--format'"),
 ])
 def test_usage_errors_are_one_line_exit_2(logs, args, message):
@@ -203,8 +204,8 @@ def test_unusable_input_exit_2(tmp_path):
 
 def test_resolve_checks():
     assert resolve_checks(["mapping,rma", "mapping"]) == ["mapping", "rma"]
-    assert resolve_checks(["all"])[:2] == ["mapping", "race"] and "redundant-transfer" in resolve_checks(["all"])
-    assert "redundant-transfer" not in resolve_checks(None)
+    assert resolve_checks(["all"])[:2] == ["mapping", "race"] and "transfers" in resolve_checks(["all"])
+    assert "transfers" not in resolve_checks(None)
     with pytest.raises(UnknownCheck):
         resolve_checks(["mapping,bogus"])
 
