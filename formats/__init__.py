@@ -13,6 +13,7 @@ from .schema import (
     FAMILIES,
     FORMAT_VERSION,
     AccessFlag,
+    AllocKind,
     ConstructFlag,
     ConstructKind,
     DataOpKind,
@@ -32,7 +33,7 @@ from .schema import (
 from .writer import LogWriter, write_log
 
 __all__ = [
-    "COLUMNS", "COLUMN_NAMES", "FAMILIES", "FORMAT_VERSION", "AccessFlag", "ConstructFlag", "ConstructKind",
+    "COLUMNS", "COLUMN_NAMES", "FAMILIES", "FORMAT_VERSION", "AccessFlag", "AllocKind", "ConstructFlag", "ConstructKind",
     "DataOpKind", "DependKind", "EventKind", "EventLog", "LockType", "LogBuilder", "LogFormatError", "LogSet", "LogWriter",
     "MapType", "MessageKind", "MpiSyncKind", "OmpMutexKind", "OmpWorkKind", "RmaOp", "SourceLocation", "SyncKind", "TaskFlag", "WinFlavor",
     "open_logs", "rank_file_name", "read_log", "validate_schema", "write_log", "write_manifest", "write_split",

@@ -90,6 +90,17 @@ class EventKind(IntEnum):
     MPI_MESSAGE = 67      # point-to-point / collective used for ordering (MessageKind)
 
 
+class AllocKind(IntEnum):
+    """``op`` of ALLOC: how the memory was obtained."""
+
+    MALLOC = 1
+    CALLOC = 2
+    REALLOC = 3
+    ALIGNED = 4        # aligned_alloc / posix_memalign / memalign
+    GLOBAL = 5         # a global object behind a mapped section (symbol table, finalize)
+    STACK = 6          # a stack object behind a mapped section (debug info, finalize)
+
+
 class ConstructKind(IntEnum):
     """``op`` of CONSTRUCT_BEGIN / CONSTRUCT_END / KERNEL."""
 

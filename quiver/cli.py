@@ -23,6 +23,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 # (command name, module, function): modules owned by tracer/, replay/ and the exploration tools.
 COMMANDS = [
     ("record", "quiver.commands.compile", "record"),
+    ("recover", "quiver.commands.compile", "recover"),
     ("cc", "quiver.commands.compile", "cc"),
     ("cxx", "quiver.commands.compile", "cxx"),
     ("mpicc", "quiver.commands.mpi", "mpicc"),
@@ -111,10 +112,41 @@ def _analyze(log: str, fmt: str) -> int:
         return e.exit_code
 
 
+# commands that read logs: a log whose recording was interrupted is recovered first
+READS_LOGS = ("info", "analyze", "explain", "export")
+
+
+def recover_interrupted(args: list[str]) -> None:
+    """For `trace info/analyze/explain/export`: finalize the raw directory (`LOG.raw`) a killed
+    `trace record` left next to a log named on the command line, saying so on stderr."""
+    if not args or args[0] not in READS_LOGS:
+        return
+    from pathlib import Path
+
+    candidates = [a for a in args[1:] if a and not a.startswith("-") and Path(a).parent.is_dir()]
+    if not candidates:
+        return
+
+    from quiver.tracer.recover import NotRecoverable, pending_recovery, recover, recovered_note
+
+    for a in candidates:
+        raw = pending_recovery(Path(a))
+        if raw is None:
+            continue
+        try:
+            done = recover(raw, Path(a))
+        except NotRecoverable as e:
+            print(f"trace: warning: {e}", file=sys.stderr)
+            continue
+        print(f"trace: {a}: its recording was interrupted; recovered it from {raw.name} ({recovered_note(done.meta)})",
+              file=sys.stderr)
+
+
 def run(args: list[str], exit_now: bool = False) -> int:
     """Exit status of `trace ARGS`; errors are one line on stderr, a traceback only on request.
     `exit_now`: after a command line run without typer, end the process at once (`_exit_now`)."""
     try:
+        recover_interrupted(args)
         fast = fast_command(args)
         if fast is not None:
             code = fast()

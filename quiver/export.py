@@ -43,6 +43,14 @@ def _findings(log, checks: list[str] | None) -> list:
     return Trace(log).check(checks)
 
 
+def _waste(log):
+    """Every transfer with the bytes it wasted (to mark them on the timeline); None without accesses."""
+    if not log.run.get("has_accesses", True):
+        return None
+    from quiver.replay.transfers.redundant import transfer_waste
+    return transfer_waste(log)
+
+
 def _run_findings(logs, checks: list[str] | None) -> list:
     """Findings of a whole split run (MPI-RMA races need every rank), as `trace analyze run.d` gives."""
     from quiver.replay.distributed.run import analyze_sharded
@@ -120,7 +128,8 @@ def _export_chrome(logs, out: Path, ranks, from_ns, to_ns, with_findings: bool, 
             found = [f for f in run_found if f.access.rank == ev_log.run.get("rank", f.access.rank)]
         else:
             found = _findings(ev_log, checks) if with_findings else None
-        parts.append(build_timeline(ev_log, ranks=ranks, from_ns=from_ns, to_ns=to_ns, findings=found))
+        waste = _waste(ev_log) if with_findings else None
+        parts.append(build_timeline(ev_log, ranks=ranks, from_ns=from_ns, to_ns=to_ns, findings=found, waste=waste))
     tl = parts[0] if len(parts) == 1 else Timeline(
         slices=pl.concat([p.slices for p in parts]).sort("start_ns", "rank", "tid", "seq"),
         instants=pl.concat([p.instants for p in parts]).sort("time_ns", "rank", "tid", "seq"),

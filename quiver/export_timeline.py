@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from quiver.formats import EventKind, EventLog
+from quiver.formats.names import CONSTRUCT_NAMES_BY_KEY
 from quiver.formats.select import select_events
 from quiver.formats.views import family_view
 
@@ -26,10 +27,6 @@ TIMELINE_KINDS = (
     EventKind.WIN_CREATE, EventKind.WIN_FREE, EventKind.RMA, EventKind.MPI_SYNC, EventKind.MPI_MESSAGE,
     EventKind.MPI_REQUEST, EventKind.TASK_CREATE, EventKind.TASK_BEGIN, EventKind.TASK_END,
 )
-CONSTRUCT_NAMES = {
-    "target": "target", "target_data": "target data", "target_enter_data": "target enter data",
-    "target_exit_data": "target exit data", "target_update": "target update", "target_data_end": "end target data",
-}
 DATA_OP_NAMES = {"alloc": "alloc", "transfer_to": "copy to device", "transfer_from": "copy from device",
                  "delete": "release", "associate": "associate", "disassociate": "disassociate"}
 DATA_OP_CATEGORIES = {"alloc": "alloc", "transfer_to": "transfer", "transfer_from": "transfer",
@@ -91,7 +88,7 @@ def _construct_slices(cons: pl.DataFrame, last_ns: int) -> pl.DataFrame:
     df = begins.join(ends, on=["rank", "construct"], how="left").with_columns(pl.col("end_ns").fill_null(last_ns))
     return df.select(
         "rank", pl.col("thread").cast(pl.Int64).alias("tid"), pl.lit("construct").alias("category"),
-        pl.format("{} {}", pl.col("construct_kind").replace_strict(CONSTRUCT_NAMES, default=pl.col("construct_kind")),
+        pl.format("{} {}", pl.col("construct_kind").replace_strict(CONSTRUCT_NAMES_BY_KEY, default=pl.col("construct_kind")),
                   _where()).alias("name"),
         pl.col("time_ns").alias("start_ns"), (pl.col("end_ns") - pl.col("time_ns")).clip(lower_bound=0).alias("dur_ns"),
         "seq", "device", "construct", "file", "line",
@@ -126,6 +123,25 @@ def _data_op_slices(ops: pl.DataFrame, next_ns: pl.DataFrame) -> pl.DataFrame:
                   pl.col("variable").fill_null("?")).alias("name"),
         pl.col("time_ns").alias("start_ns"), dur.alias("dur_ns"), "seq", "device", "variable",
         pl.col("bytes").cast(pl.Int64), "construct", "file", "line", pl.col("op").alias("detail"))
+
+
+WASTE_WORDS = (("unused_bytes", "unused"), ("duplicate_bytes", "duplicate"), ("round_trip_bytes", "round trip"))
+
+
+def mark_wasted(slices: pl.DataFrame, waste: pl.DataFrame) -> pl.DataFrame:
+    """Data-op slices of transfers that wasted bytes (``waste``: per transfer ``seq`` and the byte
+    columns of ``redundant.replay_transfers``) become ``wasted transfer`` slices named ``wasted: ...``
+    with the bytes of each kind in ``detail``."""
+    parts = [pl.when(pl.col(c) > 0).then(pl.format("{} {} B", pl.lit(word), pl.col(c))) for c, word in WASTE_WORDS]
+    marks = waste.filter(pl.col("wasted_bytes") > 0).select(
+        pl.col("seq").cast(pl.Int64), pl.concat_str(parts, separator="; ", ignore_nulls=True).alias("waste"))
+    df = slices.join(marks, on="seq", how="left")
+    hit = pl.col("waste").is_not_null()
+    return df.with_columns(
+        pl.when(hit).then(pl.lit("wasted transfer")).otherwise(pl.col("category")).alias("category"),
+        pl.when(hit).then(pl.format("wasted: {}", pl.col("name"))).otherwise(pl.col("name")).alias("name"),
+        pl.when(hit).then(pl.format("{} ({})", pl.col("waste"), pl.col("detail"))).otherwise(pl.col("detail"))
+        .alias("detail")).drop("waste")
 
 
 def _rma(rma: pl.DataFrame, msync: pl.DataFrame, next_ns: pl.DataFrame, last_ns: int):
@@ -245,8 +261,10 @@ def _tracks(slices: pl.DataFrame, instants: pl.DataFrame, flows: pl.DataFrame) -
 
 
 def build_timeline(log: EventLog, *, ranks: list[int] | None = None, from_ns: int | None = None,
-                   to_ns: int | None = None, findings: list | None = None) -> Timeline:
-    """The timeline of a log, restricted to some ranks and to slices overlapping [from_ns, to_ns]."""
+                   to_ns: int | None = None, findings: list | None = None,
+                   waste: pl.DataFrame | None = None) -> Timeline:
+    """The timeline of a log, restricted to some ranks and to slices overlapping [from_ns, to_ns];
+    with ``waste`` (``Trace.transfers()``) the transfers that wasted bytes are marked."""
     ev = select_events(log, TIMELINE_KINDS, ranks=ranks)
     last_ns = int(ev["time_ns"].max()) if ev.height else 0
     nxt = _next_on_thread(ev).select("seq", "next_ns")
@@ -256,8 +274,10 @@ def build_timeline(log: EventLog, *, ranks: list[int] | None = None, from_ns: in
     rma = family_view(log, "rma", ev)
     msync = family_view(log, "mpi_sync", ev)
     ops = ops.join(ev.select("seq", "aux"), on="seq", how="left")
-    slices = [_construct_slices(cons, last_ns), _kernel_slices(kernels, ops, cons, last_ns),
-              _data_op_slices(ops, nxt)]
+    copies = _data_op_slices(ops, nxt)
+    if waste is not None and waste.height:
+        copies = mark_wasted(_conform(copies, SLICE_SCHEMA), waste)
+    slices = [_construct_slices(cons, last_ns), _kernel_slices(kernels, ops, cons, last_ns), copies]
     rma_slices, flows = _rma(rma, msync, nxt, last_ns)
     slices += rma_slices
     slice_df = pl.concat([_conform(s, SLICE_SCHEMA) for s in slices])

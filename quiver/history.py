@@ -13,15 +13,15 @@ import polars as pl
 
 from quiver.formats import ConstructKind, EventKind, EventLog, MapType, RmaOp
 from quiver.formats.blocks import block_counts, expand_blocks
+from quiver.formats.names import ALLOC_NAMES, CONSTRUCT_NAMES_BY_KEY, map_type_name
 from quiver.formats.select import SEQ_DTYPE, iter_events, select_events
 from quiver.formats.views import locations_frame
-from quiver.replay.transfers.constructs import CONSTRUCT_TITLES, clause_text, map_type_name
+from quiver.replay.transfers.constructs import clause_text
 from quiver.replay.transfers.device_to_host import LiveMappings, device_to_host
 from quiver.replay.transfers.redundant import free_sizes
 
 HISTORY_KINDS = (EventKind.ALLOC, EventKind.FREE, EventKind.MAP_CLAUSE, EventKind.DATA_OP, EventKind.ACCESS,
                  EventKind.RMA)
-ALLOC_NAMES = {1: "malloc", 2: "calloc", 3: "realloc", 4: "aligned alloc", 5: "global", 6: "stack"}
 DATA_OP_TEXT = {1: "device copy allocated", 2: "copied to the device", 3: "copied back to the host",
                 4: "device copy released", 5: "device memory associated", 6: "device memory disassociated"}
 # RMA calls that write at the target (the rest read there); calls that write the origin buffer.
@@ -153,7 +153,7 @@ def _describe(log: EventLog, rows: pl.DataFrame, control: pl.DataFrame, ranges: 
         k = int(kind or 0)
         text = log.string(int(text_id)) or log.string(int(name_id)) or "?"
         clause = clause_text(map_type_name(int(bits), k), text, k, bool(bits & MapType.IMPLICIT))
-        words.append(f"{CONSTRUCT_TITLES.get(_kind_name(k), 'construct')}: {clause}")
+        words.append(f"{CONSTRUCT_NAMES_BY_KEY.get(_kind_name(k), 'construct')}: {clause}")
     combos = combos.with_columns(pl.Series("clause_detail", words, dtype=pl.String),
                                  pl.lit(int(EventKind.MAP_CLAUSE), dtype=pl.Int16).alias("kind"))
     rows = rows.join(combos, on=["kind", *keys], how="left", nulls_equal=True)
@@ -191,7 +191,7 @@ def _describe(log: EventLog, rows: pl.DataFrame, control: pl.DataFrame, ranges: 
                                             pl.col("size"), pl.col("addr2")))
               .when(kind == int(EventKind.DATA_OP)).then(
                   pl.format("{}", pl.col("construct_kind").replace_strict(
-                      {int(k): CONSTRUCT_TITLES.get(_kind_name(int(k)), "") for k in range(1, 7)}, default=None,
+                      {int(k): CONSTRUCT_NAMES_BY_KEY.get(_kind_name(int(k)), "") for k in range(1, 7)}, default=None,
                       return_dtype=pl.String)))
               .otherwise(None))
     base = ranges.group_by("rank").agg(pl.col("lo").min().alias("range_lo"))

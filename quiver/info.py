@@ -50,6 +50,7 @@ def _summary(path: str, run: dict[str, Any], version: int, scan: dict[str, Any],
         "kinds": {k.name.lower(): int(kind_counts[int(k)]) for k in EventKind if kind_counts[int(k)]},
         "time_span_ns": (scan["t_max"] - scan["t_min"]) if scan["t_min"] is not None else 0,
         "truncated": bool(run.get("truncated", False)),
+        "truncated_reason": run.get("truncated_reason"),
         "exit_status": run.get("exit_status"),
         "signal": run.get("signal"),
         "has_accesses": bool(run.get("has_accesses", True)),
@@ -108,8 +109,9 @@ def _human_ns(ns: int) -> str:
 
 def render_summary(s: dict[str, Any]) -> str:
     argv = " ".join(s["argv"]) if s["argv"] else s["program"]
-    status = "TRUNCATED (the program did not finish normally)" if s["truncated"] else "complete"
-    if s.get("signal"):
+    why = s.get("truncated_reason") or "the program did not finish normally"
+    status = f"TRUNCATED ({why})" if s["truncated"] else "complete"
+    if s.get("signal") and not why.startswith("signal"):
         status += f", killed by signal {s['signal']}"
     elif s.get("exit_status") not in (None, 0):
         status += f", exit status {s['exit_status']}"

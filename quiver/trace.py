@@ -77,13 +77,23 @@ class Trace:
 
     def explain(self) -> pl.DataFrame:
         """Per construct site and map item: Copy In / Copy Out / Persistent In / Persistent Out /
-        Alloc / Release (``<category>_runs`` and ``<category>_bytes`` columns), as `trace explain`."""
+        Alloc / Release (``<category>_runs`` and ``<category>_bytes`` columns) and what its transfers
+        wasted (``read_bytes``, ``unused_bytes``, ``duplicate_bytes``, ``round_trip_bytes``,
+        ``wasted_ns``), the table `trace explain` prints."""
         from quiver.replay.transfers.constructs import construct_items, explain_table
-        return explain_table(construct_items(self.log))
+        from quiver.replay.transfers.redundant import replay_transfers, survey
+        first = survey(self.log)
+        return explain_table(construct_items(self.log, first.events, replay_transfers(self.log, first).transfers))
 
-    def transfers(self) -> pl.DataFrame:
-        """Every host<->device transfer with the bytes of it read on the other side and the bytes
-        never needed (``used_bytes``, ``wasted_bytes``)."""
+    def transfers(self, per: str = "transfer") -> pl.DataFrame:
+        """Data movement and its waste. ``per="transfer"``: every host<->device copy with ``used_bytes``
+        read on the other side, ``unused_bytes`` never read, ``duplicate_bytes`` the destination
+        already held, ``round_trip_bytes`` copied back unchanged, ``wasted_bytes`` (their sum) and
+        ``duration_ns``. ``per="construct"``: the per-construct table of `trace explain` (``explain()``)."""
+        if per == "construct":
+            return self.explain()
+        if per != "transfer":
+            raise ValueError(f"per must be 'transfer' or 'construct', not {per!r}")
         from quiver.replay.transfers.redundant import transfer_waste
         return transfer_waste(self.log)
 

@@ -12,10 +12,10 @@ from typing import Any
 
 from quiver.formats import EventLog
 from quiver.formats.version import __version__
-from quiver.replay.registry import CHECKERS, CheckOptions, available_checkers, default_checkers
+from quiver.replay.registry import ALIASES, CHECKERS, CheckOptions, available_checkers, default_checkers
 from quiver.replay.report.findings import ADVISORY_KINDS, Finding, merge_findings
 
-EXIT_CLEAN, EXIT_FINDINGS = 0, 1
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_NOTHING_CHECKED = 0, 1, 2
 
 
 class UnknownCheck(ValueError):
@@ -31,6 +31,7 @@ def resolve_checks(requested: Iterable[str] | None) -> list[str]:
         return default_checkers()
     out: list[str] = []
     for name in names:
+        name = ALIASES.get(name, name)
         if name == "all":
             picked = list(CHECKERS)
         elif name in CHECKERS:
@@ -63,7 +64,14 @@ class AnalysisReport:
         return [f for f in self.findings if f.kind not in ADVISORY_KINDS]
 
     @property
+    def nothing_recorded(self) -> bool:
+        """A truncated log without a single event: nothing could be checked (never "no findings")."""
+        return self.truncated and self.events == 0
+
+    @property
     def exit_status(self) -> int:
+        if self.nothing_recorded:
+            return EXIT_NOTHING_CHECKED
         return EXIT_FINDINGS if self.errors else EXIT_CLEAN
 
     def counts_by_kind(self) -> dict[str, int]:
@@ -73,11 +81,26 @@ class AnalysisReport:
         return dict(sorted(counts.items()))
 
     def truncation_note(self) -> str:
+        """What a truncated log may be missing: "log truncated (<reason>): events after <time> are missing"."""
         if not self.truncated:
             return ""
-        sig = self.run.get("signal") or 0
-        why = f"the program was killed by signal {sig}" if sig else "the program did not end normally"
-        return f"the log is truncated ({why}); findings cover the events recorded up to then"
+        why = self.run.get("truncated_reason")
+        if not why:
+            sig = self.run.get("signal") or 0
+            why = f"signal {sig}" if sig else "the program did not end normally"
+        if self.events == 0:
+            return f"log truncated ({why}) and holds no events: nothing could be checked"
+        last = self.run.get("last_event_ns")
+        when = _seconds(int(last)) if isinstance(last, int) else "the last recorded one"
+        return f"log truncated ({why}): events after {when} are missing"
+
+
+def _seconds(ns: int) -> str:
+    """A log time (ns since the start of the run) in the unit that reads best."""
+    for unit, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
+        if ns >= scale:
+            return f"{ns / scale:.3f} {unit}"
+    return f"{ns} ns"
 
 
 def run_checks(log: EventLog, checks: list[str], options: CheckOptions | None = None,
@@ -85,7 +108,10 @@ def run_checks(log: EventLog, checks: list[str], options: CheckOptions | None = 
     """Run ``checks`` (names from the registry) over ``log``; unavailable ones are listed, not run."""
     options = options or CheckOptions()
     available = available_checkers(checks)
-    report = AnalysisReport(log_path=str(log.path), run=dict(log.run), events=log.num_events,
+    run = dict(log.run)
+    if run.get("truncated") and "last_event_ns" not in run and log.num_events:  # logs of older versions
+        run["last_event_ns"] = int(log.col("time_ns").max())
+    report = AnalysisReport(log_path=str(log.path), run=run, events=log.num_events,
                             checks=[c for c in checks if c in available],
                             unavailable=[c for c in checks if c not in available])
     from quiver.replay.mapping.vsm import reusing_shadows

@@ -36,9 +36,12 @@ CHECKERS: dict[str, tuple[str, str, bool, str]] = {
     "schedules": ("quiver.replay.nowait.schedules", "check_schedules", True,
                   "mapping issues that only some nowait schedules show"),
     "rma": ("quiver.replay.rma.check", "check_rma", True, "MPI-RMA data races"),
-    "redundant-transfer": ("quiver.replay.transfers.redundant", "check_redundant_transfers", False,
-                           "transfers whose data was never read on the other side"),
+    "transfers": ("quiver.replay.transfers.advice", "check_transfers", False,
+                  ("wasted data movement (advisory): unused / duplicate transfers, round trips, repeated / "
+                   "unused allocations")),
 }
+# older names still accepted by --check
+ALIASES: dict[str, str] = {"redundant-transfer": "transfers"}
 
 
 # checker -> scan in quiver.replay.log_scan that says whether a log has anything for it: a log

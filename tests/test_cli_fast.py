@@ -26,6 +26,8 @@ USUAL_RECORD_LINES = [
     ["./prog", "--split"],
     ["--split", "--", "-", "x"],
     ["-", "x"],
+    ["--timeout", "2m", "-o", "x.arrow", "--", "./prog"],
+    ["--timeout=30", "./prog"],
 ]
 TYPER_RECORD_LINES = [  # help, mistakes and rarer spellings
     ["-oX", "--", "./prog"],
@@ -52,8 +54,8 @@ def _typer_kwargs(args: list[str], monkeypatch) -> dict | None:
     """What the typer command passes to record_cli.run for `trace record ARGS` (None: a usage error or help)."""
     seen: dict = {}
 
-    def fake_run(program, output, ranks, launcher, split):
-        seen.update(program=program, output=output, ranks=ranks, launcher=launcher, split=split)
+    def fake_run(program, output, ranks, launcher, split, timeout=None):
+        seen.update(program=program, output=output, ranks=ranks, launcher=launcher, split=split, timeout=timeout)
         return 0
 
     monkeypatch.setattr(record_cli, "run", fake_run)
@@ -155,3 +157,19 @@ def test_analyze_formats_are_the_typer_commands():
     assert {f.value for f in ReportFormat} == set(cli.ANALYZE_FORMATS)
     fmt = next(p for p in get_command(app).commands["analyze"].params if p.name == "fmt")
     assert set(fmt.opts) == {"--format", "-f"}
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("30", 30), ("30s", 30), ("2m", 120), ("2.5m", 150), ("1h", 3600),
+                                               ("1d", 86400), (".5", 0.5)])
+def test_timeout_durations(text, seconds):
+    from quiver.tracer.launch import parse_duration
+
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "0", "0s", "-1", "1x", "m", "1 m", "1e3"])
+def test_timeout_bad_durations(text):
+    from quiver.tracer.launch import parse_duration
+
+    with pytest.raises(ValueError, match="invalid duration"):
+        parse_duration(text)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from quiver.formats import COLUMN_NAMES, ConstructKind, EventKind, LogWriter
+from quiver.formats import COLUMN_NAMES, AllocKind, ConstructKind, EventKind, LogWriter
 from quiver.formats.schema import COLUMN_DEFAULTS, COLUMN_DTYPES
 from quiver.tracer.finalize_kernels import COLS32, COLS64, Kernels, kernels
 from quiver.tracer.objects import global_objects, stack_objects
@@ -29,9 +29,6 @@ from quiver.tracer.rawread import (
     read_rank,
 )
 from quiver.tracer.symbolize import UNKNOWN, Location, dedup_modules, parse_psource, symbolize
-
-ALLOC_GLOBAL = 5
-ALLOC_STACK = 6
 
 
 class Interner:
@@ -263,9 +260,9 @@ def _object_rows(raws: list[RankRaw], control: dict[str, np.ndarray], modules_by
             symbols = pool.submit(global_objects, exe, np.unique(maps["addr"]))
             stack = _stack_objects(exe, maps, strings)
         for start, size, name in symbols.result():
-            rows.append((rr.rank, 0, 0, ALLOC_GLOBAL, start, size, strings.add(name)))
+            rows.append((rr.rank, 0, 0, int(AllocKind.GLOBAL), start, size, strings.add(name)))
         for i, var, size in stack:
-            rows.append((rr.rank, int(maps["thread"][i]), int(maps["time_ns"][i]) - 1, ALLOC_STACK,
+            rows.append((rr.rank, int(maps["thread"][i]), int(maps["time_ns"][i]) - 1, int(AllocKind.STACK),
                          int(maps["addr2"][i]), size, strings.add(var)))
     if not rows:
         return None
@@ -320,6 +317,7 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     if t0 is None:
         t0 = min((int(rr.info["start_mono_ns"]) for rr in raws if "start_mono_ns" in rr.info),
                  default=int(times.min()) if n else 0)
+    last_ns = int(times.max()) - t0 if n else None
     space = _RowSpace(streams, np.array([st.start for st in streams], dtype=np.int64), t0, kern)
     uniq_src, uniq_pc = _used_sources(streams, scans)
     with ThreadPoolExecutor(1) as pool:  # symbolisation (subprocesses) overlaps the rest
@@ -337,6 +335,7 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     has_access = any(sc.accesses for sc in scans)
 
     meta = _run_metadata(raws, n + n_objects, has_access, run or {})
+    meta["last_event_ns"] = last_ns
     # one thread writes batch k (Arrow compresses its columns on its own threads) while this one fills
     # batch k+1
     with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta) as w, \
@@ -372,6 +371,26 @@ def _merge_by_time(first: dict[str, np.ndarray], second: dict[str, np.ndarray]) 
     return {c: v[order] for c, v in both.items()}
 
 
+def truncation_reason(infos: list[dict[str, str]], run: dict[str, Any]) -> str:
+    """Why a log is truncated: from what the ranks wrote when they ended (qv_buffer.c), else from
+    how the program ended; a recovered run whose ranks said nothing lost its launcher."""
+    import signal
+
+    sig = next((i["signal"] for i in infos if "signal" in i), run.get("signal"))
+    if sig is not None:
+        try:
+            return f"signal {sig} ({signal.Signals(int(sig)).name})"
+        except ValueError:
+            return f"signal {sig}"
+    abort = next((i["mpi_abort"] for i in infos if "mpi_abort" in i), None)
+    if abort is not None:
+        return f"MPI_Abort with error code {abort}"
+    if run.get("recovered") or any("parent_died" in i for i in infos):
+        return "launcher killed"
+    status = run.get("exit_status")
+    return "the program ended without flushing the tracer" + (f" (exit status {status})" if status else " (e.g. _exit)")
+
+
 def _run_metadata(raws: list[RankRaw], events: int, has_access: bool, run: dict[str, Any]) -> dict[str, Any]:
     from quiver.formats.version import __version__
 
@@ -397,8 +416,10 @@ def _run_metadata(raws: list[RankRaw], events: int, has_access: bool, run: dict[
         meta["signal"] = signals[0]
     if any(i.get("access_limit") == "1" for i in infos):
         meta["access_limit_reached"] = True  # QUIVER_RAW_LIMIT_MB: later accesses were dropped
-    meta.update(run)
+    meta.update({k: v for k, v in run.items() if k != "recovered"})
     meta["truncated"] = bool(meta.get("truncated", False)) or not clean
+    if meta["truncated"] and not meta.get("truncated_reason"):
+        meta["truncated_reason"] = truncation_reason(infos, run)
     meta.setdefault("has_accesses", has_access)
     meta.setdefault("program", meta["exe"])
     meta.setdefault("argv", [])

@@ -83,6 +83,9 @@ def merge_run_metadata(metas: list[dict[str, Any]]) -> dict[str, Any]:
         "ompt": any(m.get("ompt") for m in metas),
         "device_images": sorted({d for m in metas for d in m.get("device_images", [])}),
         "truncated": any(m.get("truncated") for m in metas),
+        "truncated_reason": next((m.get("truncated_reason") for m in metas if m.get("truncated")), None),
+        "last_event_ns": max((m["last_event_ns"] for m in metas if m.get("last_event_ns") is not None),
+                             default=None),
         "has_accesses": any(m.get("has_accesses") for m in metas),
         "signal": next((m["signal"] for m in metas if m.get("signal")), first.get("signal")),
     })

@@ -2,7 +2,9 @@
 
 Why a parent process: the program may crash or be killed at any point; the parent outlives it,
 finalizes whatever raw chunks exist, marks the log truncated, and exits like a shell would
-(the program's status, or 128 + signal). stdin/stdout/stderr are inherited untouched.
+(the program's status, or 128 + signal; 124 when `timeout` ended it, like timeout(1)).
+stdin/stdout/stderr are inherited untouched. The program runs so that it dies with the parent
+(tracer/launch.py); if the parent itself is killed, `trace recover` finalizes the raw chunks later.
 With `ranks`, the program runs under a launcher (mpiexec.mpich -n RANKS); every rank writes
 its own r<rank>.* files into the same raw directory and finalize merges them.
 """
@@ -14,13 +16,14 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from quiver.tracer.launch import run_group
 from quiver.tracer.native import ensure_built
+from quiver.tracer.recover import LAUNCHER, mark_reason, raw_dir_for, write_marker
 
 DEFAULT_LAUNCHER = "mpiexec.mpich"
 # Libraries preloaded into every process, in order; a tracer library that is optional
@@ -38,13 +41,12 @@ class RecordResult:
     truncated: bool
     has_accesses: bool
     warnings: list[str] = field(default_factory=list)
+    timed_out: bool = False
 
 
 TMP_IMAGES = "/tmp/tmpfile_*"
-
-
-def raw_dir_for(out: Path) -> Path:
-    return out.with_name(out.name + ".raw")
+EXIT_TIMEOUT = 124  # like timeout(1)
+TIME_LIMIT = "time limit"
 
 
 def cleanup_device_images(raw_dir: Path) -> None:
@@ -153,42 +155,16 @@ def _signal_name(sig: int) -> str:
         return f"signal {sig}"
 
 
-def run_program(argv: Sequence[str], env: dict[str, str], while_running: Callable[[], object] | None = None) -> int:
-    """Run with inherited stdio; SIGINT/SIGTERM/SIGHUP go to the program, the parent stays to finalize.
-    `while_running` is called once the program has started (an error it raises comes after the wait)."""
-    proc = subprocess.Popen(list(argv), env=env)
-    forwarded = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-
-    def forward(sig: int, _frame: object) -> None:
-        if sig != signal.SIGINT:  # the terminal already sends SIGINT to the whole group
-            proc.send_signal(sig)
-
-    old = {s: signal.signal(s, forward) for s in forwarded}
-    try:
-        try:
-            if while_running is not None:
-                while_running()
-        finally:
-            while True:
-                try:
-                    code = proc.wait()
-                    break
-                except InterruptedError:
-                    continue
-        return code
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-
-
 def _load_finalize() -> None:
     """Import finalize (numpy, pyarrow: ~0.2 s) while the program runs rather than after it."""
     import quiver.tracer.finalize  # noqa: F401
 
 
 def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: str | None = None,
-           warn=lambda msg: print(f"trace: {msg}", file=sys.stderr), split: bool = False) -> RecordResult:
-    """Run `argv` under the tracer and write `out` (with `split`: a directory, one log per rank).
+           warn=lambda msg: print(f"trace: {msg}", file=sys.stderr), split: bool = False,
+           timeout: float | None = None) -> RecordResult:
+    """Run `argv` under the tracer and write `out` (with `split`: a directory, one log per rank);
+    `timeout`: seconds after which the run is ended (SIGTERM, then SIGKILL) and the log marked truncated.
     Raises FileNotFoundError for a missing program, FileExistsError for an unusable split `out`."""
     out = Path(out).resolve()
     if split:
@@ -220,22 +196,30 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
     cmd = [*launcher_prefix(ranks, launcher), *argv]
     if ranks and shutil.which(cmd[0]) is None:
         raise FileNotFoundError(cmd[0])
+    run_meta = {"program": argv[0], "argv": list(argv), "has_accesses": instrumented,
+                "launcher": cmd[: len(cmd) - len(argv)] or None}
+    write_marker(raw, out, split, run_meta)  # for `trace recover` if this process is killed
     images_before = set(glob.glob(TMP_IMAGES))
     try:
-        code = run_program(cmd, env, while_running=_load_finalize)
+        ended = run_group(cmd, env, timeout=timeout, while_running=_load_finalize,
+                          on_timeout=lambda: mark_reason(raw, TIME_LIMIT))
+    except OSError:  # the program could not be started: nothing to recover later
+        shutil.rmtree(raw, ignore_errors=True)
+        raise
     finally:
         cleanup_device_images(raw)
         remove_leftover_images(images_before, target or prog)
+    code = ended.code
     sig = -code if code < 0 else None
     status = code if code >= 0 else None
     # a launcher reports a rank killed by a signal as 128+sig or similar: the raw info knows
-    run_meta = {
-        "program": argv[0], "argv": list(argv), "exit_status": status,
-        "has_accesses": instrumented, "launcher": cmd[: len(cmd) - len(argv)] or None,
-    }
+    run_meta["exit_status"] = status
     if sig is not None:
         run_meta["signal"] = sig
         run_meta["truncated"] = True
+    if ended.timed_out:
+        run_meta["truncated"] = True
+        run_meta["truncated_reason"] = TIME_LIMIT
     if split:
         from quiver.tracer.finalize_split import finalize_split
 
@@ -247,13 +231,18 @@ def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: s
     if meta.get("signal") is not None and sig is None:
         sig = int(meta["signal"])
     truncated = bool(meta["truncated"])
-    if sig is not None:
+    if ended.timed_out:
+        warn(f"time limit reached ({timeout:g} s): program ended; log is truncated")
+        exit_code = EXIT_TIMEOUT
+    elif sig is not None:
         warn(f"program killed by signal {sig} ({_signal_name(sig)}); log is truncated")
         exit_code = 128 + sig
     else:
         if truncated:
-            warn("program ended without flushing the tracer (e.g. _exit); log is truncated")
+            warn(f"log is truncated ({meta.get('truncated_reason')})")
         exit_code = status if status is not None else 1
-    if not os.environ.get("QUIVER_KEEP_RAW"):
+    if os.environ.get("QUIVER_KEEP_RAW"):
+        (raw / LAUNCHER).unlink(missing_ok=True)  # finalized: nothing to recover
+    else:
         shutil.rmtree(raw, ignore_errors=True)
-    return RecordResult(out, exit_code, status, sig, truncated, instrumented, warnings)
+    return RecordResult(out, exit_code, status, sig, truncated, instrumented, warnings, ended.timed_out)

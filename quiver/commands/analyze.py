@@ -1,6 +1,7 @@
 """`trace analyze`: run the checkers over a log and print a report (text, JSON or SARIF).
 
-Exit status: 0 no findings, 1 findings (advisory kinds alone never), 2 unusable input or usage.
+Exit status: 0 no findings, 1 findings (advisory kinds alone never), 2 unusable input or usage, or a
+truncated log without events (nothing could be checked).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def _write(path: Path, text: str) -> None:
 
 
 CHECK_HELP = "checkers to run, comma-separated or repeated: " + ", ".join(CHECKERS) + ", all " \
-             "(default: all but redundant-transfer)"
+             "(default: all but transfers, the advisory data-movement check; redundant-transfer is its old name)"
 
 
 def analyze(
@@ -71,7 +72,7 @@ def analyze(
 
     LOG is a log file or a split-log directory (`trace record --split`). With --workers or --dask the run is checked shard by shard in parallel (docs/distributed.md); the report is identical.
 
-    Exit status: 0 clean, 1 findings, 2 unusable input.
+    Exit status: 0 clean, 1 findings, 2 unusable input (or a truncated log without events).
     """
     from quiver.formats.errors import UsageError
 

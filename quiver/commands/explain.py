@@ -17,7 +17,9 @@ def explain(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="write here instead of stdout")] = None,
 ) -> None:
     """For each target construct: Copy In, Copy Out, Persistent In/Out, Alloc, Release per variable, with
-    bytes; then the transfers that were never needed (redundant-transfer) and the clause to change.
+    bytes, and what its transfers wasted; then every data-movement finding of the transfers check (unused /
+    duplicate transfers, round trips, repeated / unused allocations) with the clause to change, the
+    potential saving and the peak device memory.
 
     Always exits 0 on a readable log: this is advice, not a verdict (see `trace analyze`)."""
     import polars as pl  # here, not at the top: every `trace` command imports this module
@@ -26,19 +28,30 @@ def explain(
     from quiver.formats.logset import open_logs
     from quiver.replay.registry import CheckOptions
     from quiver.replay.report.findings import merge_findings
-    from quiver.replay.transfers.constructs import construct_items, explain_table, render_text, to_json
-    from quiver.replay.transfers.redundant import redundant_findings, survey
+    from quiver.replay.transfers.advice import device_peaks, run_time, transfer_findings
+    from quiver.replay.transfers.constructs import (
+        construct_items,
+        explain_table,
+        load_mapping_frames,
+        render_text,
+        to_json,
+    )
+    from quiver.replay.transfers.redundant import replay_transfers, survey
 
     if fmt not in ("text", "json"):
         raise UsageError(f"unknown format {fmt!r}; use text or json")
     logs = open_logs(log)
-    parts, findings = [], []
+    parts, findings, run_ns, peaks = [], [], {}, []
     for events in logs:                     # one file, or one per rank for a split log
         first = survey(events)
-        parts.append(construct_items(events, first.events))
-        findings.extend(redundant_findings(events, CheckOptions(), first))
+        replay = replay_transfers(events, first)
+        parts.append(construct_items(events, first.events, replay.transfers))
+        findings.extend(transfer_findings(events, CheckOptions(), first, replay))
+        run_ns.update(run_time(events))
+        peaks.append(device_peaks(load_mapping_frames(events, first.events)[2]))
     items = pl.concat(parts)
     findings = merge_findings(findings)
+    costs = {"run_ns": run_ns, "peaks": pl.concat(peaks).sort("rank", "device")}
     if variable is not None:
         items = items.filter(items["variable"] == variable)
         findings = [f for f in findings if f.variable == variable]
@@ -47,9 +60,9 @@ def explain(
         findings = [f for f in findings if f.access.line == line]
     table = explain_table(items)
     if fmt == "json":
-        text = json.dumps({"log": str(log), **to_json(table, findings)}, indent=2, sort_keys=True) + "\n"
+        text = json.dumps({"log": str(log), **to_json(table, findings, costs)}, indent=2, sort_keys=True) + "\n"
     else:
-        text = render_text(table, findings, ranks=int(logs.run.get("ranks", 1) or 1))
+        text = render_text(table, findings, ranks=int(logs.run.get("ranks", 1) or 1), costs=costs)
     if output is not None:
         try:
             output.write_text(text)

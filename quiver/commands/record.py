@@ -1,8 +1,8 @@
 """`trace record` without typer: the command's body, and a parser for its usual command lines.
 
 Why: typer builds pydantic coercers for every parameter it parses, ~0.2 s (with its import) on every
-recorded run. The usual command lines (-o/--output, -n/--ranks, --launcher, --split, then the
-program) are parsed here; anything else (help, a mistake, a rarer spelling such as `-oX`) goes to
+recorded run. The usual command lines (-o/--output, -n/--ranks, --launcher, --split, --timeout,
+then the program) are parsed here; anything else (help, a mistake, a rarer spelling such as `-oX`) goes to
 the typer command (quiver/commands/compile.py), so help and error messages stay typer's, and both call `run`.
 """
 
@@ -11,9 +11,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# option -> parameter of `run`; must match the typer command's options (a test checks both ways)
-VALUE_OPTIONS = {"-o": "output", "--output": "output", "-n": "ranks", "--ranks": "ranks", "--launcher": "launcher"}
-FLAG_OPTIONS = {"--split": "split"}
+# parameter of `run` -> its option names: declared once here, the typer command takes its names from
+# this table too (typer.Option(*OPTION_NAMES["output"]) in quiver/commands/compile.py)
+OPTION_NAMES = {"output": ("-o", "--output"), "ranks": ("-n", "--ranks"), "launcher": ("--launcher",),
+                "split": ("--split",), "timeout": ("--timeout",)}
+FLAGS = ("split",)
+VALUE_OPTIONS = {name: param for param, names in OPTION_NAMES.items() if param not in FLAGS for name in names}
+FLAG_OPTIONS = {name: param for param in FLAGS for name in OPTION_NAMES[param]}
 
 
 def parse(args: list[str]) -> dict | None:
@@ -53,11 +57,13 @@ def parse(args: list[str]) -> dict | None:
         ranks = int(ranks)
     output = opts.get("output")
     return {"program": program, "output": Path(output) if output is not None else None, "ranks": ranks,
-            "launcher": opts.get("launcher"), "split": opts.get("split", False)}
+            "launcher": opts.get("launcher"), "split": opts.get("split", False), "timeout": opts.get("timeout")}
 
 
-def run(program: list[str], output: Path | None, ranks: int | None, launcher: str | None, split: bool) -> int:
+def run(program: list[str], output: Path | None, ranks: int | None, launcher: str | None, split: bool,
+        timeout: str | None = None) -> int:
     """Record `program`; returns the exit status of `trace record` (errors: one line on stderr, 2)."""
+    from quiver.tracer.launch import parse_duration
     from quiver.tracer.native import BuildError
     from quiver.tracer.record import record
 
@@ -65,8 +71,13 @@ def run(program: list[str], output: Path | None, ranks: int | None, launcher: st
         print("trace: error: no program given (usage: trace record -o run.arrow -- ./prog args)", file=sys.stderr)
         return 2
     try:
+        limit = parse_duration(timeout) if timeout is not None else None
+    except ValueError as e:
+        print(f"trace: error: --timeout: {e}", file=sys.stderr)
+        return 2
+    try:
         out = output if output is not None else Path("run.d" if split else "run.arrow")
-        return record(program, out, ranks=ranks, launcher=launcher, split=split).exit_code
+        return record(program, out, ranks=ranks, launcher=launcher, split=split, timeout=limit).exit_code
     except FileExistsError as e:
         print(f"trace: error: {e}", file=sys.stderr)
     except FileNotFoundError as e:

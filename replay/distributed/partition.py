@@ -1,7 +1,7 @@
 """Shards of a run: which events each checker needs together, and where every event goes.
 
 Why: a run of thousands of ranks does not fit one process, but the checkers do not need it to.
-- OpenMP checkers (mapping, race, schedules, redundant-transfer) look at one process at a time:
+- OpenMP checkers (mapping, race, schedules, transfers) look at one process at a time:
   each process's host and device copies are its own. **OMP shard = one rank's events.**
 - The MPI-RMA checker races accesses to one rank's memory: that rank's loads/stores and the
   RMA calls of every rank that target it (plus the origin sides of its own calls).
@@ -23,7 +23,6 @@ from quiver.formats import EventKind
 from quiver.replay.rma.sync import SYNC_KINDS
 
 OMP, RMA = 0, 1
-FAMILY_NAMES = {OMP: "openmp", RMA: "rma"}
 FAMILY_SHIFT = 32
 RANK_MASK = (1 << FAMILY_SHIFT) - 1
 GLOBAL_KINDS = tuple(int(k) for k in (*SYNC_KINDS, EventKind.WIN_CREATE, EventKind.WIN_ATTACH,

@@ -13,42 +13,9 @@ import re
 from dataclasses import dataclass
 
 from quiver.formats import ConstructKind, MapType
+from quiver.formats.names import map_type_name
 
 _SECTION = re.compile(r"^(?P<base>.*)\[(?P<lo>[^\[\]:]*):(?P<len>[^\[\]]*)\]$")
-
-CONSTRUCT_NAMES = {
-    int(ConstructKind.TARGET): "target",
-    int(ConstructKind.TARGET_DATA): "target data",
-    int(ConstructKind.TARGET_ENTER_DATA): "target enter data",
-    int(ConstructKind.TARGET_EXIT_DATA): "target exit data",
-    int(ConstructKind.TARGET_UPDATE): "target update",
-    int(ConstructKind.TARGET_DATA_END): "end of target data",
-}
-
-
-def construct_name(kind: int) -> str:
-    return CONSTRUCT_NAMES.get(int(kind), "target construct")
-
-
-def map_type_name(bits: int, construct_kind: int | None = None) -> str:
-    """``to``, ``from``, ``tofrom``, ``alloc``, ``release`` or ``delete``, with modifiers (``always, to``)."""
-    to, frm = bool(bits & MapType.TO), bool(bits & MapType.FROM)
-    if bits & MapType.DELETE:
-        base = "delete"
-    elif to and frm:
-        base = "tofrom"
-    elif to:
-        base = "to"
-    elif frm:
-        base = "from"
-    elif construct_kind == ConstructKind.TARGET_EXIT_DATA:
-        base = "release"
-    else:
-        base = "alloc"
-    mods = [m for bit, m in ((MapType.ALWAYS, "always"), (MapType.CLOSE, "close"), (MapType.PRESENT, "present"))
-            if bits & bit]
-    return ", ".join([*mods, base])
-
 
 def render_clause(bits: int, item: str, construct_kind: int | None = None) -> str:
     """The clause as written: ``map(alloc: b[0:N])``, or ``to(a[0:N])`` on a ``target update``."""

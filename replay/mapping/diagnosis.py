@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass, field, replace
 
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog, MapType
+from quiver.formats.names import construct_name
 from quiver.replay.mapping.clauses import (
-    construct_name,
     element_width,
     parse_section,
     render_clause,

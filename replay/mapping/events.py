@@ -40,10 +40,6 @@ class ControlEvents:
     def __getitem__(self, name: str) -> np.ndarray:
         return self.cols[name]
 
-    def of_kind(self, kind: int) -> np.ndarray:
-        """Row positions (into this table) of one event kind, in log order."""
-        return np.flatnonzero(self.cols["kind"] == int(kind))
-
     def select(self, kinds: np.ndarray) -> ControlEvents:
         """The control events of the given kinds (for a log, columns are then read only from the
         record batches that hold some)."""

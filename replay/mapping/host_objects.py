@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-ALLOC_KINDS = {1: "malloc", 2: "calloc", 3: "realloc", 4: "aligned allocation", 5: "global", 6: "stack object"}
+from quiver.formats import AllocKind
+from quiver.formats.names import ALLOC_NAMES
+
 HEAP_CALLS = ("malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign", "memalign", "omp_alloc",
               "new")
 _ASSIGN = re.compile(r"(?P<lhs>[A-Za-z_][\w.\->\[\]]*?)\s*(?:\[[^\]=]*\])?\s*=\s*(?:\([^()]*\)\s*)*"
@@ -44,8 +46,8 @@ def _source_line(file: str, line: int) -> str:
 
 def host_object(op: int, name: str, file: str, line: int) -> HostObject:
     """The object an ALLOC row stands for: op (ALLOC op code), its name string, its site."""
-    recorded = ALLOC_KINDS.get(op, "allocation")
-    if op in (5, 6):
+    recorded = ALLOC_NAMES.get(op, "allocation")
+    if op in (AllocKind.GLOBAL, AllocKind.STACK):
         return HostObject(name, recorded)
     text = _source_line(file, line).split("//", 1)[0]
     m = _ASSIGN.search(text)

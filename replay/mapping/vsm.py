@@ -326,6 +326,17 @@ class VsmSession:
         self.wa_done = np.zeros(len(w.shadow), dtype=np.int64)
         self.wh = np.zeros((len(w.shadow), HISTORY_MAX, 2), dtype=np.int64)
         self.wn = np.zeros(len(w.shadow), dtype=np.int64)
+        self._records()
+
+    def _records(self) -> None:
+        """The kernel's Tables, State and Watch records over this session's arrays."""
+        st = self.static
+        self._tables = K.Tables(st.ct_event, st.ct, st.clk_keys, st.clk_rows, st.devmap, np.int64(st.ndev),
+                                np.int64(self.all_cvv), st.tr_lo, st.tr_hi, st.tr_base)
+        self._state = K.State(self.cl, self.shadow, self.blo, self.bhi, self.bcnt, np.int64(self.log_block), self.en,
+                              self.lv_key, self.lv_en, self.al_lo, self.al_hi, self.ctr, self.win, self.fd,
+                              self.fd_hash)
+        self._watch = K.Watch(self.wa_sh, self.wa_id, self.wa_done, self.wh, self.wn, self.st_ev, self.st_w)
 
     @classmethod
     def for_control(cls, control: ControlEvents, watches: Watches | None = None,
@@ -343,6 +354,7 @@ class VsmSession:
             setattr(other, name, getattr(self, name).copy())
         other.shadow = _shadow_for(other, len(self.shadow), self.shadow.dtype)   # only split blocks' bytes matter
         self._copy_split_blocks(self.shadow, other.shadow, self.blo, self.bhi, np.int64(self.log_block))
+        other._records()
         return other
 
     def values(self, index: np.ndarray) -> np.ndarray:
@@ -370,7 +382,6 @@ class VsmSession:
             n = len(rows_arr)
             if n == 0:
                 return
-        st = self.static
         stride, blocks = columns.get("addr2"), columns.get("aux2")
         if stride is None or blocks is None:   # columns without strided runs
             stride = np.zeros(len(kind), dtype=COLUMN_DTYPES["addr2"])
@@ -381,14 +392,10 @@ class VsmSession:
             loc, ident, aux = (columns[c] for c in LAZY_COLUMNS)
         first = 0
         while True:
-            self._kernel_apply((
-                kind, columns["rank"], columns["device"], loc, columns["addr"], columns["size"], ident,
-                columns["op"], aux, stride, blocks, rows_arr, np.int64(first), n, np.int64(base),
-                st.ct_event, st.ct, self.cl, st.clk_keys, st.clk_rows, st.devmap, np.int64(st.ndev),
-                np.int64(self.all_cvv), st.tr_lo, st.tr_hi, st.tr_base, self.shadow, self.blo, self.bhi, self.bcnt,
-                np.int64(self.log_block), self.en, self.lv_key, self.lv_en, self.al_lo, self.al_hi, self.ctr,
-                self.win, self.fd, self.fd_hash, self.wa_sh, self.wa_id, self.wa_done, self.wh, self.wn, self.st_ev,
-                self.st_w))
+            cols = K.Columns(kind, columns["rank"], columns["device"], loc, columns["addr"], columns["size"], ident,
+                             columns["op"], aux, stride, blocks)
+            self._kernel_apply((cols, K.Selection(rows_arr, np.int64(first), np.int64(n), np.int64(base)),
+                                self._tables, self._state, self._watch))
             first = int(self.ctr[K.C_STOP])
             if first < 0:
                 return

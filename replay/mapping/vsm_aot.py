@@ -7,6 +7,12 @@ extension module (``_vsm_aot``) that imports in milliseconds. It is used only wh
 kernel's source (a hash compiled into it); otherwise, or for arrays it was not built for, the
 numba kernel runs. Built for this machine's CPU, like numba's own cache.
 
+Why still ``numba.pycc`` (pending deprecation in numba 0.68, with no supported successor yet): the
+numba kernel with its on-disk cache (``cache=True``, warm) costs 0.51 s CPU for `trace analyze` of
+a one-finding log against 0.195 s with this module (farm-bench, 8 alternated runs each): numba's
+import and target set-up alone exceed the whole run. When pycc goes, ``make aot`` says the module
+was not built and the cached numba kernel runs; nothing else changes.
+
     python -m quiver.replay.mapping.vsm_aot        # build (make setup does it); prints where it went
 """
 
@@ -26,16 +32,30 @@ SOURCES = ("vsm_kernel.py", "vsm_layout.py")
 SHADOW_TYPES = {np.dtype(np.uint8): "u8"}
 
 I64, I64_2, I64_3 = "int64[::1]", "int64[:,::1]", "int64[:,:,::1]"
-# apply_events' arguments in order: log columns, row selection, static tables, state (vsm.VsmSession)
-APPLY_ARGS = (
-    "int16[::1]", "int32[::1]", "int32[::1]", "int32[::1]", "uint64[::1]", "uint64[::1]", I64, "int32[::1]", I64,
-    "uint64[::1]", I64,                                       # kind rank device loc addr size id op aux addr2 aux2
-    I64, "int64", "int64", "int64",                           # rows first n_rows base
-    I64, I64_2, I64_2, I64, I64, I64, "int64", "int64",       # ct_event ct cl clk_keys clk_rows devmap ndev all_cvv
-    I64, I64, I64, "{shadow}[::1]", I64, I64, I64, "int64",   # tr_lo tr_hi tr_base shadow blo bhi bcnt lgb
-    I64_2, I64, I64, I64, I64, I64, I64_2, I64_2, I64,        # en lv_key lv_en al_lo al_hi ctr win fd fd_hash
-    I64, I64, I64, I64_3, I64, I64, I64,                      # wa_sh wa_id wa_done wh wn st_ev st_w
-)
+# the types of apply_events' records (vsm_layout.Columns, Selection, Tables, State, Watch), field by field
+RECORD_TYPES = {
+    "Columns": ("int16[::1]", "int32[::1]", "int32[::1]", "int32[::1]", "uint64[::1]", "uint64[::1]", I64,
+                "int32[::1]", I64, "uint64[::1]", I64),
+    "Selection": (I64, "int64", "int64", "int64"),
+    "Tables": (I64, I64_2, I64, I64, I64, "int64", "int64", I64, I64, I64),
+    "State": (I64_2, "{shadow}[::1]", I64, I64, I64, "int64", I64_2, I64, I64, I64, I64, I64, I64_2, I64_2, I64),
+    "Watch": (I64, I64, I64, I64_3, I64, I64, I64),
+}
+
+
+def record_types(shadow: str) -> list:
+    """numba types of apply_events' arguments for this shadow element type (e.g. "uint8")."""
+    from numba import types
+    from numba.core import sigutils
+    from quiver.replay.mapping import vsm_layout
+
+    out = []
+    for name, fields in RECORD_TYPES.items():
+        cls = getattr(vsm_layout, name)
+        assert len(fields) == len(cls._fields), name
+        out.append(types.NamedTuple([sigutils._parse_signature_string(f.format(shadow=shadow)) for f in fields],
+                                    cls))
+    return out
 
 
 def source_hash() -> int:
@@ -64,6 +84,7 @@ def kernel_names(shadow: np.dtype) -> tuple[str, str] | None:
 
 def build(output_dir: Path | None = None) -> Path:
     """Compile the kernel for each type of SHADOW_TYPES into ``_vsm_aot`` next to this file."""
+    from numba import types
     from numba.pycc import CC
     from quiver.replay.mapping import vsm_kernel as K
 
@@ -75,8 +96,7 @@ def build(output_dir: Path | None = None) -> Path:
     cc.export("source_hash", "int64()")(lambda: digest)
     for dtype, suffix in SHADOW_TYPES.items():
         shadow = np.dtype(dtype).name
-        args = ", ".join(a.format(shadow=shadow) for a in APPLY_ARGS)
-        cc.export(f"apply_events_{suffix}", f"void({args})")(K.apply_events.py_func)
+        cc.export(f"apply_events_{suffix}", types.void(*record_types(shadow)))(K.apply_events.py_func)
         cc.export(f"copy_split_blocks_{suffix}", f"void({shadow}[::1], {shadow}[::1], {I64}, {I64}, int64)")(
             K.copy_split_blocks.py_func)
     cc.compile()

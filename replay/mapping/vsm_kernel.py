@@ -797,16 +797,13 @@ def _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base
 
 
 @njit(cache=True)
-def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, blocks, rows, first, n_rows, base,
-                 ct_event, ct, cl, clk_keys, clk_rows, devmap, ndev, all_cvv,
-                 tr_lo, tr_hi, tr_base, shadow, blo, bhi, bcnt, lgb, en, lv_key, lv_en, al_lo, al_hi, ctr, win, fd,
-                 fd_hash,
-                 wa_sh, wa_id, wa_done, wh, wn, st_ev, st_w):
+def apply_events(cols, sel, tables, state, watch):
     """Apply events ``rows[:n_rows]`` (or rows 0..n_rows-1 when ``rows`` is empty) of one column set.
 
-    ``base`` is the global index of row 0. Every piece of state lives in the arrays passed in.
-    ``stride`` / ``blocks`` are the ACCESS columns ``addr2`` / ``aux2``: a strided row is applied one
-    block after the other, all with the row's event index.
+    The arguments are the records of ``vsm_layout``: ``Columns``, ``Selection``, ``Tables``,
+    ``State`` and ``Watch``. ``base`` is the global index of row 0. Every piece of state lives in
+    the arrays passed in. ``stride`` / ``blocks`` are the ACCESS columns ``addr2`` / ``aux2``: a
+    strided row is applied one block after the other, all with the row's event index.
 
     ``loc``, ``aux`` and ``eid`` (``id``) matter only to findings and overflows; they may be empty
     (not read from the log yet). The kernel then stops at the first row that needs them, before
@@ -814,6 +811,11 @@ def apply_events(kind, rank, device, loc, addr, size, eid, op, aux, stride, bloc
     that row's position in ``ctr[C_STOP]`` (-1 when every row was applied): the caller reads the
     columns and calls again with ``first`` = that position.
     """
+    kind, rank, device, loc, addr, size, eid, op, aux, stride, blocks = cols
+    rows, first, n_rows, base = sel
+    ct_event, ct, clk_keys, clk_rows, devmap, ndev, all_cvv, tr_lo, tr_hi, tr_base = tables
+    cl, shadow, blo, bhi, bcnt, lgb, en, lv_key, lv_en, al_lo, al_hi, ctr, win, fd, fd_hash = state
+    wa_sh, wa_id, wa_done, wh, wn, st_ev, st_w = watch
     lazy = len(loc) == 0
     ctr[C_STOP] = -1
     use_rows = len(rows) > 0

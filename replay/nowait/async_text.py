@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog
-from quiver.replay.mapping.clauses import construct_name
+from quiver.formats.names import construct_name
 from quiver.replay.mapping.diagnosis import source_function
 from quiver.replay.nowait.tasks import TaskModel, lookup, pack
 from quiver.replay.report.findings import Site

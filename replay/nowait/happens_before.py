@@ -170,12 +170,6 @@ class HappensBefore:
         """Segment ``a`` happens before (or is) segment ``b``."""
         return a == b or int(self.vc[b, self.seg_chain[a]]) >= int(self.seg_idx[a])
 
-    def concurrent(self, a: int, b: int) -> bool:
-        return not self.before(a, b) and not self.before(b, a)
-
-    def rows_ordered(self, r1: int, r2: int) -> bool:
-        """Event row ``r1`` happens before row ``r2`` (same segment: by program order)."""
-        return self.before(int(self.seg[r1]), int(self.seg[r2]))
 
 
 def task_end_rows(tm: TaskModel, cols: dict[str, np.ndarray]) -> np.ndarray:

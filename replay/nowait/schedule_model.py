@@ -160,7 +160,6 @@ class ScheduleModel:
 
     n_rows: int
     unit_ctx: np.ndarray          # context of each unit, in launch order
-    unit_launch: np.ndarray       # TASK_CREATE row of each unit (-1)
     unit_of_row: np.ndarray       # unit index per row, -1 for host-skeleton rows
     block_of_row: np.ndarray      # block index per skeleton row, -1 for unit rows
     block_first_row: np.ndarray   # first row of each block
@@ -176,10 +175,6 @@ class ScheduleModel:
     @property
     def n_units(self) -> int:
         return len(self.unit_ctx)
-
-    @property
-    def n_blocks(self) -> int:
-        return len(self.block_first_row)
 
     @property
     def n_elements(self) -> int:
@@ -357,7 +352,7 @@ def build_schedule_model(cols: dict[str, np.ndarray], hb: HappensBefore) -> Sche
     pairs = {(int(a), int(b)) for a, b in zip(ua, ub)}
     pairs |= {(int(u), k + int(e)) for u, e in zip(cu, elem_of(cb))}
     return ScheduleModel(
-        n_rows=n, unit_ctx=unit_ctx, unit_launch=launch, unit_of_row=unit_of_row, block_of_row=block_of_row,
+        n_rows=n, unit_ctx=unit_ctx, unit_of_row=unit_of_row, block_of_row=block_of_row,
         block_first_row=block_first_row, lo=lo, hi=hi, unit_preds=unit_preds, elem_first_block=elem_first,
         elem_last_block=elem_last, after_host=after_host.astype(np.int64),
         before_host=before_host.astype(np.int64), conflict_pairs=pairs)

@@ -97,8 +97,6 @@ class TaskModel:
 
     ctx: np.ndarray              # int32 per row
     n_threads: int
-    thread_rank: np.ndarray      # per thread context
-    thread_id: np.ndarray
     thread_of_row: np.ndarray    # thread context of the row's thread (whatever task runs there)
     task_key: np.ndarray         # sorted packed (rank, task id); task i
     task_flags: np.ndarray       # TaskFlag bits (-1: no TASK_CREATE seen)
@@ -236,8 +234,7 @@ def build_task_model(log: EventLog, cols: dict[str, np.ndarray] | None = None) -
     np.maximum.at(task_end_row, end_task[ok], ends[ok])
 
     return TaskModel(
-        ctx=ctx, n_threads=n_threads, thread_rank=(thread_keys >> _ID_BITS).astype(np.int32),
-        thread_id=(thread_keys & ((1 << _ID_BITS) - 1)).astype(np.int32), thread_of_row=thread_of_row,
+        ctx=ctx, n_threads=n_threads, thread_of_row=thread_of_row,
         task_key=task_key, task_flags=task_flags, task_deferred=task_deferred, task_target=task_target,
         task_create_row=task_create_row, task_creator_ctx=task_creator_ctx, task_construct=task_construct,
         task_end_row=task_end_row, first_row=first_row, last_row=last_row, constructs=constructs,

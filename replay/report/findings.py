@@ -19,11 +19,19 @@ class FindingKind(str, Enum):
     UNMAPPED_MEMORY = "unmapped-memory"
     DATA_RACE = "data-race"
     RMA_RACE = "rma-race"
-    REDUNDANT_TRANSFER = "redundant-transfer"
+    # data-movement advice (OMPDataPerf's five kinds, docs/transfers.md)
+    UNUSED_TRANSFER = "unused-transfer"
+    DUPLICATE_TRANSFER = "duplicate-transfer"
+    ROUND_TRIP = "round-trip"
+    REPEATED_ALLOCATION = "repeated-allocation"
+    UNUSED_ALLOCATION = "unused-allocation"
+    REDUNDANT_TRANSFER = "unused-transfer"  # noqa: PIE796 (the old name: an alias of UNUSED_TRANSFER)
 
 
+TRANSFER_KINDS = frozenset({FindingKind.UNUSED_TRANSFER, FindingKind.DUPLICATE_TRANSFER, FindingKind.ROUND_TRIP,
+                            FindingKind.REPEATED_ALLOCATION, FindingKind.UNUSED_ALLOCATION})
 # Kinds that never change the exit status on their own.
-ADVISORY_KINDS = frozenset({FindingKind.REDUNDANT_TRANSFER})
+ADVISORY_KINDS = TRANSFER_KINDS
 
 
 @dataclass(frozen=True)

@@ -48,9 +48,22 @@ RULES: dict[FindingKind, tuple[str, str, str]] = {
         "RmaRace", "Conflicting MPI-RMA accesses in the same epoch",
         ("An RMA operation conflicts with a local load/store or another RMA operation on the same window "
          "bytes without synchronisation between them.")),
-    FindingKind.REDUNDANT_TRANSFER: (
-        "RedundantTransfer", "A transfer whose data is never read on the other side",
+    FindingKind.UNUSED_TRANSFER: (
+        "UnusedTransfer", "A transfer whose data is never read on the other side",
         "Data copied to a device and never read there, or copied back and never read on the host."),
+    FindingKind.DUPLICATE_TRANSFER: (
+        "DuplicateTransfer", "A transfer of bytes the destination already holds or held",
+        ("Data sent to a device that already holds it (or held it until its copy was released), or copied "
+         "back to a host that already holds it.")),
+    FindingKind.ROUND_TRIP: (
+        "RoundTrip", "Data copied back from a device that never changed it",
+        "Bytes the host sent to a device come back unchanged (map(tofrom) of data the kernel only reads)."),
+    FindingKind.REPEATED_ALLOCATION: (
+        "RepeatedAllocation", "The same buffer allocated on a device again and again",
+        "A host section is allocated on a device, released and allocated again (a map inside a loop)."),
+    FindingKind.UNUSED_ALLOCATION: (
+        "UnusedAllocation", "Device memory no kernel touches",
+        "A device copy is allocated but no kernel reads or writes any of its bytes."),
 }
 RULE_ORDER = list(RULES)
 

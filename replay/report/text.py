@@ -6,7 +6,7 @@ Deterministic: built only from the findings and the log's metadata, no clock, no
 from __future__ import annotations
 
 from quiver.replay.driver import AnalysisReport
-from quiver.replay.report.findings import ADVISORY_KINDS, Finding, Site
+from quiver.replay.report.findings import ADVISORY_KINDS, TRANSFER_KINDS, Finding, FindingKind, Site
 
 PREFIX = "==quiver=="
 ROLE_WORDS = {"map-clause": "map clause", "other-access": "other access", "ignored-clause": "ignored clause",
@@ -29,6 +29,10 @@ def where(site: Site) -> str:
 
 
 def counts_text(f: Finding) -> str:
+    if f.kind in TRANSFER_KINDS:
+        noun = "allocation" if f.kind in (FindingKind.REPEATED_ALLOCATION, FindingKind.UNUSED_ALLOCATION) else \
+            "transfer"
+        return f"{f.bytes} byte{'s' if f.bytes != 1 else ''} in {f.occurrences} {noun}{'s' if f.occurrences != 1 else ''}"
     if f.element_size:
         n = max(f.bytes // f.element_size, 1)
         amount = f"{n} element{'s' if n != 1 else ''} ({f.bytes} bytes)"
@@ -55,9 +59,38 @@ def render_finding(f: Finding) -> list[str]:
             state = f"  -> {step.state}" if step.state else ""
             at = f"{step.site.short()}: " if step.site.file and step.site.file != "??" else ""
             lines.append(f"    #{i} {at}{step.operation}{state}")
+    if f.kind in TRANSFER_KINDS and "wasted_ns" in f.details:
+        lines.append(f"  cost: {cost_text(f.details['wasted_ns'], f.details.get('run_ns', 0))}"
+                     + (f"; read on the other side: {f.details['read_bytes']} of {f.details['transferred_bytes']} "
+                        "bytes" if "read_bytes" in f.details else ""))
     if f.fix:
         lines.append(f"  fix: {f.fix}")
     return lines
+
+
+def cost_text(ns: int, run_ns: int) -> str:
+    """``1234 ns of data-op time (0.05% of the run)``."""
+    share = f" ({100.0 * ns / run_ns:.3g}% of the run)" if run_ns > 0 else ""
+    return f"{ns} ns of data-op time{share}"
+
+
+def movement_summary(findings: list[Finding]) -> list[str]:
+    """The potential saving of all data-movement findings as a share of the run (each rank's run time
+    counted once) and the peak device memory of every (rank, device) they name."""
+    found = [f for f in findings if f.kind in TRANSFER_KINDS and "wasted_ns" in f.details]
+    if not found:
+        return []
+    run = {f.access.rank: int(f.details.get("run_ns", 0)) for f in found}
+    peaks = {(f.access.rank, f.access.device): int(f.details.get("peak_device_bytes", 0)) for f in found}
+    saved = sum(int(f.details["wasted_ns"]) for f in found)
+    where = ", ".join(f"{'rank ' + str(r) + ' ' if len(run) > 1 else ''}device {d}: {b} B"
+                      for (r, d), b in sorted(peaks.items()))
+    allocs = (FindingKind.REPEATED_ALLOCATION, FindingKind.UNUSED_ALLOCATION)
+    moved = sum(f.bytes for f in found if f.kind not in allocs)
+    allocated = sum(f.bytes for f in found if f.kind in allocs)
+    text = (f"data movement: potential saving {cost_text(saved, sum(run.values()))}: {moved} bytes of "
+            f"transfers, {allocated} bytes of allocations; peak device memory {where}")
+    return [text]
 
 
 def render_text(report: AnalysisReport) -> str:
@@ -68,6 +101,9 @@ def render_text(report: AnalysisReport) -> str:
     for f in report.findings:
         lines += render_finding(f)
         lines.append("")
+    summary_lines = movement_summary(report.findings)
+    if summary_lines:
+        lines += [*summary_lines, ""]
     checks = ", ".join(report.checks) or "none"
     if report.unavailable:
         checks += f"; not available: {', '.join(report.unavailable)}"
@@ -75,6 +111,8 @@ def render_text(report: AnalysisReport) -> str:
         kinds = ", ".join(f"{n} {k}" for k, n in report.counts_by_kind().items())
         n = len(report.findings)
         summary = f"{n} finding{'s' if n != 1 else ''} ({kinds})"
+    elif report.nothing_recorded:
+        summary = "nothing checked (no events recorded)"
     else:
         summary = "no findings"
     truncated = " (truncated log)" if report.truncated else ""

@@ -22,11 +22,9 @@ from quiver.replay.rma.sync import INF, Clocks, RankOrder, _key
 
 # roles of an access row
 LOAD, STORE, ORIGIN_READ, ORIGIN_WRITE, TARGET_READ, TARGET_WRITE = 0, 1, 2, 3, 4, 5
-ROLE_NAMES = ["load", "store", "origin read", "origin write", "target read", "target write"]
 # the paper's operation classes (Table 2 rows)
 B_OGET, B_OPUT, B_TGET, B_TPUT, B_LOAD, B_STORE = 0, 1, 2, 3, 4, 5
 NO_OP = 12          # MPI_NO_OP code in the RMA `name` column
-CAS_OP = 15         # compare-and-swap (recorded with this pseudo op code)
 
 ACCUMULATES = (RmaOp.ACCUMULATE, RmaOp.GET_ACCUMULATE, RmaOp.FETCH_AND_OP, RmaOp.COMPARE_AND_SWAP,
                RmaOp.RACCUMULATE, RmaOp.RGET_ACCUMULATE)

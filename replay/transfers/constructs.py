@@ -13,35 +13,12 @@ from dataclasses import dataclass
 
 import polars as pl
 from quiver.formats import ConstructKind, EventLog, MapType
+from quiver.formats.names import CONSTRUCT_NAMES_BY_KEY, map_type_name
 from quiver.formats.select import MAPPING_KINDS, select_events
 from quiver.formats.views import family_view
 
-CONSTRUCT_TITLES = {
-    "target": "target", "target_data": "target data (begin)", "target_enter_data": "target enter data",
-    "target_exit_data": "target exit data", "target_update": "target update",
-    "target_data_end": "target data (end)",
-}
 # Map-clause items that are not mapped at all (scalars passed by value).
 _NOT_MAPPED = int(MapType.LITERAL) | int(MapType.PRIVATE)
-
-
-def map_type_name(bits: int, construct_kind: int) -> str:
-    """The map type as written in a clause: ``tofrom``, ``to``, ``from``, ``alloc``, ``release``, ``delete``."""
-    to, frm = bool(bits & MapType.TO), bool(bits & MapType.FROM)
-    if bits & MapType.DELETE:
-        base = "delete"
-    elif to and frm:
-        base = "tofrom"
-    elif to:
-        base = "to"
-    elif frm:
-        base = "from"
-    elif construct_kind in (ConstructKind.TARGET_EXIT_DATA, ConstructKind.TARGET_DATA_END):
-        base = "release"
-    else:
-        base = "alloc"
-    mods = [m for m, bit in (("always", MapType.ALWAYS), ("present", MapType.PRESENT)) if bits & bit]
-    return ", ".join([*mods, base])
 
 
 def clause_text(map_type: str, clause: str, construct_kind: int, implicit: bool = False) -> str:
@@ -84,9 +61,17 @@ def match_data_ops(maps: pl.DataFrame, ops: pl.DataFrame) -> pl.DataFrame:
 _OP_COLUMNS = {"alloc": "alloc", "transfer_to": "copy_in", "transfer_from": "copy_out", "delete": "release"}
 
 
-def construct_items(log: EventLog, events: pl.DataFrame | None = None) -> pl.DataFrame:
+WASTE_ITEM_COLUMNS = ("read_device_bytes", "read_host_bytes", "unused_bytes", "duplicate_bytes", "round_trip_bytes", "wasted_ns")
+
+
+def construct_items(log: EventLog, events: pl.DataFrame | None = None, waste: pl.DataFrame | None = None
+                    ) -> pl.DataFrame:
     """One row per (construct instance, map item): what the runtime did to that item there
-    (``events``: already-read raw events including the mapping kinds, see load_mapping_frames)."""
+    (``events``: already-read raw events including the mapping kinds, see load_mapping_frames).
+    With ``waste`` (``redundant.replay_transfers(...).transfers``) also what the item's transfers
+    wasted: ``read_device_bytes`` / ``read_host_bytes`` of its copies read on the device / back on the
+    host, ``unused_bytes``, ``duplicate_bytes``,
+    ``round_trip_bytes`` and ``wasted_ns`` (their share of the transfers' durations)."""
     cons, maps, ops = load_mapping_frames(log, events)
     begins = cons.filter(pl.col("event") == "construct_begin").select(
         "rank", "construct", "construct_kind", "construct_kind_code", "device", "file", "line", "function",
@@ -106,6 +91,7 @@ def construct_items(log: EventLog, events: pl.DataFrame | None = None) -> pl.Dat
     ops = ops.join(orphans.select("rank", "construct", "host_addr", pl.col("clause_index").alias("orphan")),
                    on=["rank", "construct", "host_addr"], how="left").with_columns(
         pl.coalesce("clause_index", "orphan").alias("clause_index")).drop("orphan")
+    wasted_items = _waste_per_item(ops, waste)
     stats = (ops.filter(pl.col("op").is_in(list(_OP_COLUMNS)))
              .group_by("rank", "construct", "clause_index", "op")
              .agg(pl.col("bytes").sum().alias("b"), pl.len().alias("n"))
@@ -141,6 +127,8 @@ def construct_items(log: EventLog, events: pl.DataFrame | None = None) -> pl.Dat
             if name not in items.columns:
                 items = items.with_columns(pl.lit(0, dtype=pl.UInt64 if suffix == "bytes" else pl.UInt32).alias(name))
             items = items.with_columns(pl.col(name).fill_null(0))
+    items = items.join(wasted_items, on=["rank", "construct", "clause_index"], how="left").with_columns(
+        [pl.col(c).fill_null(0) for c in WASTE_ITEM_COLUMNS])
     items = items.with_columns(
         (pl.col("alloc_ops") == 0).alias("persistent_in"),
         (pl.col("release_ops") == 0).alias("persistent_out"),
@@ -152,8 +140,23 @@ def construct_items(log: EventLog, events: pl.DataFrame | None = None) -> pl.Dat
         "function", "thread", "begin_seq", "begin_ns", "end_seq", "clause_index", "variable", "clause",
         "map_type", "map_type_name", "implicit", "host_addr", "section_bytes", "clause_file", "clause_line",
         "copy_in_bytes", "copy_in_ops", "copy_out_bytes", "copy_out_ops", "alloc_bytes", "alloc_ops",
-        "release_bytes", "release_ops", "persistent_in", "persistent_out",
+        "release_bytes", "release_ops", "persistent_in", "persistent_out", *WASTE_ITEM_COLUMNS,
     ).sort("rank", "begin_seq", "clause_index")
+
+
+def _waste_per_item(ops: pl.DataFrame, waste: pl.DataFrame | None) -> pl.DataFrame:
+    """Per (rank, construct, clause_index): the WASTE_ITEM_COLUMNS of its transfers (none without ``waste``)."""
+    keys = {"rank": pl.Int32, "construct": ops["construct"].dtype, "clause_index": pl.Int64}
+    if waste is None or waste.is_empty():
+        return pl.DataFrame(schema={**keys, **{c: pl.Int64 for c in WASTE_ITEM_COLUMNS}})
+    lost = pl.col("unused_bytes") + pl.col("duplicate_bytes") + pl.col("round_trip_bytes")
+    to = pl.col("op") == "transfer_to"
+    per = waste.select("seq", pl.when(to).then(pl.col("used_bytes")).otherwise(0).alias("read_device_bytes"),
+                       pl.when(to).then(0).otherwise(pl.col("used_bytes")).alias("read_host_bytes"), "unused_bytes", "duplicate_bytes",
+                       "round_trip_bytes", (pl.col("duration_ns").fill_null(0) * lost
+                                            // pl.col("bytes").cast(pl.Int64).clip(lower_bound=1)).alias("wasted_ns"))
+    return (ops.select("seq", "rank", "construct", pl.col("clause_index").cast(pl.Int64)).join(per, on="seq")
+            .group_by("rank", "construct", "clause_index").agg([pl.col(c).sum() for c in WASTE_ITEM_COLUMNS]))
 
 
 def with_map_type_names(df: pl.DataFrame) -> pl.DataFrame:
@@ -178,6 +181,7 @@ def explain_table(items: pl.DataFrame) -> pl.DataFrame:
         pl.col("section_bytes").max(),
         *[pl.col(f"{c}_bytes").sum() for c in _OP_COLUMNS.values()],
         *[(pl.col(f"{c}_ops") > 0).sum().alias(f"{c}_runs") for c in _OP_COLUMNS.values()],
+        *[pl.col(c).sum() for c in WASTE_ITEM_COLUMNS],
         pl.col("persistent_in").sum().alias("persistent_in_runs"),
         pl.col("persistent_out").sum().alias("persistent_out_runs"),
         pl.len().alias("item_runs"),
@@ -230,7 +234,7 @@ def _entry(row: dict, cat: Category) -> str | None:
 
 
 def site_title(row: dict) -> str:
-    kind = CONSTRUCT_TITLES.get(row["construct_kind"], row["construct_kind"])
+    kind = CONSTRUCT_NAMES_BY_KEY.get(row["construct_kind"], row["construct_kind"])
     where = row["file"] or "??"
     if row["line"]:
         where += f":{row['line']}"
@@ -244,8 +248,24 @@ def site_title(row: dict) -> str:
     return f"{where}  {kind}  ({', '.join(who)})"
 
 
-def render_text(table: pl.DataFrame, findings: list, *, ranks: int = 1) -> str:
-    """OmpSan-style listing: one block per construct site, then the transfers never needed."""
+WASTE_WORDS = (("unused_bytes", "unused"), ("duplicate_bytes", "duplicate"), ("round_trip_bytes", "round trip"))
+
+
+def _waste_entry(row: dict) -> str | None:
+    """``a[0:N] (duplicate 24576 B, read 32768 B)`` for the Wasted line of a site; None when nothing was."""
+    parts = [f"{word} {_bytes(int(row[col]))}" for col, word in WASTE_WORDS if int(row.get(col) or 0) > 0]
+    if not parts:
+        return None
+    reads = [f"{_bytes(int(row[read]))} read on the {side}" for read, moved, side in (
+        ("read_device_bytes", "copy_in_bytes", "device"), ("read_host_bytes", "copy_out_bytes", "host"))
+        if int(row[moved] or 0)]
+    return f"{row['clause']} ({', '.join(parts + reads)})"
+
+
+def render_text(table: pl.DataFrame, findings: list, *, ranks: int = 1, costs: dict | None = None) -> str:
+    """OmpSan-style listing: one block per construct site (with what its transfers wasted), then every
+    data-movement finding with its fix, then the totals, the potential saving and the peak device memory
+    (``costs``: ``{"run_ns": {rank: ns}, "peaks": (rank, device, peak_bytes) frame}``)."""
     lines: list[str] = []
     width = max(len(c.title) for c in CATEGORIES)
     for key, rows in table.group_by(SITE_KEYS, maintain_order=True):
@@ -259,6 +279,9 @@ def render_text(table: pl.DataFrame, findings: list, *, ranks: int = 1) -> str:
             if entries:
                 lines.append(f"  {cat.title:<{width}}  {', '.join(entries)}")
                 shown = True
+        wasted = [e for e in (_waste_entry(r) for r in rows_d) if e]
+        if wasted:
+            lines.append(f"  {'Wasted':<{width}}  {', '.join(wasted)}")
         if not shown:
             lines.append("  (no mapped data)")
     if not lines:
@@ -267,18 +290,30 @@ def render_text(table: pl.DataFrame, findings: list, *, ranks: int = 1) -> str:
     moved_from = int(table["copy_out_bytes"].sum()) if table.height else 0
     lines.append("")
     if findings:
-        lines.append(f"Transfers that were never needed ({len(findings)}):")
+        lines.append(f"Wasted data movement ({len(findings)}):")
         for f in findings:
-            lines.append(f"  {f.access.short()}: {f.message}")
+            lines.append(f"  {f.access.short()}: {f.kind.value}: {f.message}")
             lines.append(f"    fix: {f.fix}")
         lines.append("")
-    wasted = sum(f.bytes for f in findings)
-    lines.append(f"moved: {_bytes(moved_to)} to devices, {_bytes(moved_from)} back to the host; "
-                 f"never needed: {_bytes(wasted)}")
+    by_kind: dict[str, int] = {}
+    for f in findings:
+        by_kind[f.kind.value] = by_kind.get(f.kind.value, 0) + f.bytes
+    wasted = ", ".join(f"{_bytes(n)} {kind}" for kind, n in sorted(by_kind.items())) or "nothing"
+    lines.append(f"moved: {_bytes(moved_to)} to devices, {_bytes(moved_from)} back to the host; wasted: {wasted}")
+    if costs is not None:
+        saved = sum(int(f.details.get("wasted_ns", 0)) for f in findings)
+        run = sum(costs["run_ns"].values())
+        share = f" ({100.0 * saved / run:.3g}% of the run's {run} ns)" if run > 0 else ""
+        lines.append(f"potential saving: {saved} ns of data-op time{share}")
+        peaks = costs["peaks"].to_dicts()
+        if peaks:
+            who = [("rank " + str(p["rank"]) + " " if ranks > 1 else "") + f"device {p['device']}" for p in peaks]
+            lines.append("peak device memory: " + ", ".join(
+                f"{w} {_bytes(int(p['peak_bytes']))}" for w, p in zip(who, peaks)))
     return "\n".join(lines) + "\n"
 
 
-def to_json(table: pl.DataFrame, findings: list) -> dict:
+def to_json(table: pl.DataFrame, findings: list, costs: dict | None = None) -> dict:
     sites = []
     for _key, rows in table.group_by(SITE_KEYS, maintain_order=True):
         rows_d = rows.sort("clause_index", "variable").to_dicts()
@@ -293,16 +328,18 @@ def to_json(table: pl.DataFrame, findings: list) -> dict:
                 if cat.has_bytes:
                     entry["bytes"] = int(r[f"{cat.column}_bytes"])
                 item[cat.column] = entry
+            item["wasted"] = {c: int(r.get(c) or 0) for c in WASTE_ITEM_COLUMNS}
             items.append(item)
         sites.append({"rank": head["rank"], "file": head["file"], "line": head["line"], "end_line": head["end_line"],
                       "function": head["function"], "construct": head["construct_kind"], "device": head["device"],
                       "runs": int(head["runs"]), "items": items})
-    return {
-        "constructs": sites,
-        "redundant_transfers": [f.to_dict() for f in findings],
-        "totals": {
-            "copy_in_bytes": int(table["copy_in_bytes"].sum()) if table.height else 0,
-            "copy_out_bytes": int(table["copy_out_bytes"].sum()) if table.height else 0,
-            "never_needed_bytes": sum(f.bytes for f in findings),
-        },
+    totals = {
+        "copy_in_bytes": int(table["copy_in_bytes"].sum()) if table.height else 0,
+        "copy_out_bytes": int(table["copy_out_bytes"].sum()) if table.height else 0,
+        "wasted_bytes": sum(f.bytes for f in findings),
+        "wasted_ns": sum(int(f.details.get("wasted_ns", 0)) for f in findings),
     }
+    if costs is not None:
+        totals["run_ns"] = {str(r): int(ns) for r, ns in sorted(costs["run_ns"].items())}
+        totals["peak_device_bytes"] = costs["peaks"].to_dicts()
+    return {"constructs": sites, "findings": [f.to_dict() for f in findings], "totals": totals}

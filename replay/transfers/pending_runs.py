@@ -1,6 +1,6 @@
 """Maps from granule index to the transfer whose bytes are still unread there, with uniform ranges cached.
 
-Why: the redundant-transfer replay assigns whole ranges (a copy sets a range to its transfer, a
+Why: the unused-transfer replay assigns whole ranges (a copy sets a range to its transfer, a
 read or write clears it) and accounts the old value of every granule of the range. A plain
 per-granule array makes each event cost as many steps as granules it touches (a 64 MB matrix read
 100 times is 800 million steps). Here each slot (a device, or the host) is a 64-ary tree over the
@@ -67,8 +67,9 @@ def _account(v, count, k, act, why, kbase, abase, g, wasted, used, reason, first
 
 # One operation on a slot: set granules [k0, k1) to transfer ``new`` (-1: nothing pending) and
 # account the transfers they held (``act``, reason ``why``); granule k is at host address
-# abase + (k - kbase) * g. ``Ops`` holds them column by column.
-OP_FIELDS = ("slot", "k0", "k1", "new", "act", "why", "kbase", "abase")
+# abase + (k - kbase) * g; ``code`` is the event code of the row that made it (see redundant.py) and
+# ``seq`` its position in the log. ``Ops`` holds them column by column.
+OP_FIELDS = ("slot", "k0", "k1", "new", "act", "why", "kbase", "abase", "code", "seq")
 
 
 class Ops:

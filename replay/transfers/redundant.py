@@ -19,19 +19,15 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 import polars as pl
-from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog, MapType
+from quiver.formats import DataOpKind, EventKind, EventLog
 from quiver.formats.schema import COLUMN_NAMES
 from quiver.formats.select import MAPPING_KINDS, SEQ_DTYPE, empty_events, select_events
-from quiver.replay.registry import CheckOptions
-from quiver.replay.report.findings import Finding, FindingKind, Related, Site, merge_findings
 from quiver.replay.transfers.constructs import (
-    clause_text,
     load_mapping_frames,
-    match_data_ops,
-    with_map_type_names,
 )
 from quiver.replay.transfers.device_to_host import ACCESS, DATA_OP, LiveMappings, apply_data_op, lookup
-from quiver.replay.transfers.pending_runs import ACT_NONE, ACT_USED, ACT_WASTED, Ops, RunMaps, apply_ops
+from quiver.replay.transfers.pending_runs import ACT_NONE, ACT_USED, ACT_WASTED, Ops, RunMaps
+from quiver.replay.transfers.versions import Versions, apply_versioned
 
 FREE = int(EventKind.FREE)
 TO, FROM = int(DataOpKind.TRANSFER_TO), int(DataOpKind.TRANSFER_FROM)
@@ -269,6 +265,8 @@ def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, offset,
                     ops[5, nops] = DEV_WHY[code] if side == 0 else HOST_WHY[code]
                     ops[6, nops] = seg_off[s]
                     ops[7, nops] = np.int64(base)
+                    ops[8, nops] = code
+                    ops[9, nops] = offset + i
                     nops += 1
                 s += 1
         row += 1
@@ -289,14 +287,33 @@ def free_sizes(log: EventLog, events: pl.DataFrame | None = None) -> pl.DataFram
                            check_sortedness=False).drop_nulls("size").select("seq", "size")
 
 
-def transfer_waste(log: EventLog, first: Survey | None = None) -> pl.DataFrame:
-    """Every transfer with the bytes of it that were read on the other side and the bytes wasted."""
+@dataclass
+class TransferReplay:
+    """What the replay found: every transfer (``transfers``: the data-op rows with ``used_bytes``
+    read on the other side, ``unused_bytes`` never read there, ``duplicate_bytes`` the destination
+    already held or had held (``held_bytes`` of them still there: a no-op copy), ``round_trip_bytes`` copied back unchanged, ``wasted_bytes`` their
+    sum, ``reason`` bits, ``first_wasted`` address) and every device allocation (``allocations``:
+    the alloc data-op rows with ``touched``, whether a kernel accessed it)."""
+
+    transfers: pl.DataFrame
+    allocations: pl.DataFrame
+
+
+WASTE_COLUMNS = {"used_bytes": pl.Int64, "unused_bytes": pl.Int64, "duplicate_bytes": pl.Int64,
+                 "round_trip_bytes": pl.Int64, "wasted_bytes": pl.Int64, "held_bytes": pl.Int64, "reason": pl.Int32, "first_wasted": pl.Int64}
+
+
+def replay_transfers(log: EventLog, first: Survey | None = None) -> TransferReplay:
+    """Stream the log once through the version pass and the pending-transfer maps."""
     first = first if first is not None else survey(log)
     _cons, _maps, ops = load_mapping_frames(log, first.events)
+    ops = ops.join(first.events.select("seq", pl.col("aux").cast(pl.Int64).clip(lower_bound=0).alias("duration_ns")),
+                   on="seq", how="left")
     xfers = ops.filter(pl.col("op").is_in(["transfer_to", "transfer_from"])).sort("seq")
-    if xfers.is_empty():
-        return xfers.with_columns(pl.lit(0, pl.Int64).alias("used_bytes"), pl.lit(0, pl.Int64).alias("wasted_bytes"),
-                                  pl.lit(0, pl.Int32).alias("reason"), pl.lit(-1, pl.Int64).alias("first_wasted"))
+    allocs = _with_release(ops)
+    if xfers.is_empty() and allocs.is_empty():
+        return TransferReplay(xfers.with_columns([pl.lit(0, t).alias(c) for c, t in WASTE_COLUMNS.items()]),
+                              allocs.with_columns(pl.lit(False).alias("touched")))
     devices = sorted(set(ops["device"].to_list()) | {0})
     dev_index = np.zeros(max(max(devices), 0) + 1, dtype=np.int64)
     for i, d in enumerate(d for d in devices if d >= 0):
@@ -314,10 +331,12 @@ def transfer_waste(log: EventLog, first: Survey | None = None) -> pl.DataFrame:
     used = np.zeros(n, dtype=np.int64)
     reason = np.zeros(n, dtype=np.int32)
     first_addr = np.full(n, -1, dtype=np.int64)
+    versions = Versions(shadow.devices, int(shadow.seg_off[-1]), n, allocs["seq"].to_numpy().astype(np.int64))
     cursor = np.zeros(2, dtype=np.int64)
     per_rank = np.diff(shadow.rank_first)
     room = 2 * max(int(per_rank.max()) if len(per_rank) else 1, 1)     # columns one block may need
     ops = Ops(max(1 << 16, 4 * room))
+    out = Ops(ops.capacity)
     offset = 0
     for batch in log.batches(READ_COLUMNS):
         row, block = 0, 0
@@ -326,14 +345,41 @@ def transfer_waste(log: EventLog, first: Survey | None = None) -> pl.DataFrame:
                 row, block, batch["kind"], batch["rank"], batch["device"], batch["addr"], batch["addr2"],
                 batch["size"], batch["op"], batch["aux2"], np.int64(offset), xfer_seq, cursor, free_seq, free_bytes,
                 dev_index, np.int64(shadow.devices), *live.arrays(), *shadow.segments(), ops.rows, np.int64(room))
-            apply_ops(ops.rows, nops, np.int64(shadow.granule), *maps.arrays(), wasted, used, reason, first_addr)
+            apply_versioned(ops.rows, nops, out.rows, np.int64(shadow.devices), np.int64(shadow.granule),
+                            *versions.arrays(), *maps.arrays(), wasted, used, reason, first_addr)
         offset += len(batch["kind"])
     if not log.truncated:
         _unread_at_end(shadow, wasted, reason, first_addr)
-    return xfers.with_columns(
-        pl.Series("used_bytes", np.minimum(used, xfers["bytes"].to_numpy().astype(np.int64))),
-        pl.Series("wasted_bytes", np.minimum(wasted, xfers["bytes"].to_numpy().astype(np.int64))),
+    moved = xfers["bytes"].to_numpy().astype(np.int64)
+    is_to = (xfers["op"] == "transfer_to").to_numpy()
+    unused = np.minimum(wasted, moved)
+    duplicate = np.where(is_to, versions.noop_to + np.maximum(versions.resent - unused, 0), versions.noop_from)
+    duplicate = np.minimum(duplicate, moved - unused)
+    round_trip = np.minimum(np.where(is_to, 0, versions.round_trip), moved - unused - duplicate)
+    xfers = xfers.with_columns(
+        pl.Series("used_bytes", np.minimum(used, moved)), pl.Series("unused_bytes", unused),
+        pl.Series("duplicate_bytes", duplicate), pl.Series("round_trip_bytes", round_trip),
+        pl.Series("wasted_bytes", unused + duplicate + round_trip),
+        pl.Series("held_bytes", np.minimum(np.where(is_to, versions.noop_to, versions.noop_from), duplicate)),
         pl.Series("reason", reason), pl.Series("first_wasted", first_addr))
+    return TransferReplay(xfers, allocs.with_columns(pl.Series("touched", versions.touched.astype(bool))))
+
+
+def _with_release(ops: pl.DataFrame) -> pl.DataFrame:
+    """The alloc data ops with the delete that released each (``release_seq``, ``release_ns``,
+    ``release_duration_ns``; null when the copy outlived the run)."""
+    allocs = ops.filter(pl.col("op") == "alloc").sort("seq")
+    deletes = (ops.filter(pl.col("op") == "delete").sort("seq")
+               .select("rank", "device", "device_addr", pl.col("seq").alias("release_seq"),
+                       pl.col("time_ns").alias("release_ns"), pl.col("duration_ns").alias("release_duration_ns")))
+    return allocs.join_asof(deletes, left_on="seq", right_on="release_seq", by=["rank", "device", "device_addr"],
+                            strategy="forward", check_sortedness=False)
+
+
+def transfer_waste(log: EventLog, first: Survey | None = None) -> pl.DataFrame:
+    """Every transfer with the bytes of it that were read on the other side and the bytes wasted
+    (``replay_transfers(...).transfers``)."""
+    return replay_transfers(log, first).transfers
 
 
 def _unread_at_end(shadow: Shadow, wasted: np.ndarray, reason: np.ndarray, first: np.ndarray) -> None:
@@ -355,112 +401,3 @@ def _unread_at_end(shadow: Shadow, wasted: np.ndarray, reason: np.ndarray, first
     np.minimum.at(for_min, owners, addrs)
     take = (counts > 0) & ((first < 0) | (for_min < first))
     first[take] = for_min[take]
-
-
-def _fix(direction: str, kind_code: int, map_type: int | None, map_name: str, clause: str, full: bool,
-         where: str, used: int, moved: int) -> str:
-    """The change that stops the wasted transfer."""
-    if not full:
-        side = "the device" if direction == "to" else "the host"
-        return (f"only {used} of {moved} bytes copied were read on {side}: narrow the section "
-                f"`{clause}` at {where} to the part that is used")
-    if kind_code == ConstructKind.TARGET_UPDATE:
-        return f"remove `target update {direction}({clause})` at {where}: nothing reads these bytes"
-    bits = int(map_type or 0)
-    implicit = bool(bits & MapType.IMPLICIT)
-    keep_to, keep_from = bool(bits & MapType.TO), bool(bits & MapType.FROM)
-    if direction == "to":
-        keep_to = False
-    else:
-        keep_from = False
-    if kind_code in (ConstructKind.TARGET_EXIT_DATA, ConstructKind.TARGET_DATA_END) and not keep_from:
-        new = "release"
-    else:
-        new = "tofrom" if keep_to and keep_from else "to" if keep_to else "from" if keep_from else "alloc"
-    if implicit:
-        return f"add `map({new}: {clause})` to the construct at {where} (the implicit map is `{map_name}`)"
-    return f"change `map({map_name}: {clause})` to `map({new}: {clause})` at {where}"
-
-
-def check_redundant_transfers(log: EventLog, options: CheckOptions) -> list[Finding]:
-    """Findings of kind ``redundant-transfer``: one per (construct site, variable, direction, clause)."""
-    return redundant_findings(log, options)
-
-
-def redundant_findings(log: EventLog, options: CheckOptions, first: Survey | None = None) -> list[Finding]:
-    """``check_redundant_transfers`` reusing a ``survey`` the caller already made."""
-    if not log.run.get("has_accesses", True):
-        return []
-    first = first if first is not None else survey(log)
-    waste = transfer_waste(log, first)
-    if waste.is_empty():
-        return []
-    min_fraction = float(options.extra.get("redundant_min_fraction", 0.5))
-    cons, maps, _ops = load_mapping_frames(log, first.events)
-    matched = match_data_ops(maps, waste.drop("clause_index", strict=False))
-    begins = cons.filter(pl.col("event") == "construct_begin").select(
-        "rank", "construct", "construct_kind", "construct_kind_code", pl.col("file").alias("c_file"),
-        pl.col("line").alias("c_line"), pl.col("function").alias("c_function"), pl.col("thread").alias("c_thread"))
-    clauses = maps.select("rank", "construct", "clause_index", pl.col("variable").alias("m_variable"), "clause",
-                          "map_type", pl.col("file").alias("m_file"), pl.col("line").alias("m_line"))
-    df = (matched.join(begins, on=["rank", "construct"], how="left")
-          .join(clauses, on=["rank", "construct", "clause_index"], how="left")
-          .with_columns(pl.coalesce("m_variable", "variable").alias("var"),
-                        pl.when(pl.col("op") == "transfer_to").then(pl.lit("to")).otherwise(pl.lit("from"))
-                        .alias("direction"),
-                        pl.col("construct_kind_code").fill_null(0)))
-    df = with_map_type_names(df)
-    keys = ["rank", "c_file", "c_line", "c_function", "construct_kind", "construct_kind_code", "device", "var",
-            "direction", "clause", "map_type", "map_type_name", "m_file", "m_line"]
-    groups = (df.group_by(keys).agg(
-        pl.col("bytes").sum().alias("moved"), pl.col("wasted_bytes").sum().alias("wasted"),
-        pl.col("used_bytes").sum().alias("used"), pl.len().alias("transfers"),
-        (pl.col("wasted_bytes") > 0).sum().alias("wasteful"),
-        pl.col("reason").fill_null(0).bitwise_or().alias("reason"),
-        pl.col("seq").min().alias("first_seq"), pl.col("time_ns").min().alias("first_ns"),
-        pl.col("first_wasted").filter(pl.col("first_wasted") >= 0).min().alias("first_wasted"),
-        pl.col("c_thread").first().alias("thread"))
-        .filter((pl.col("wasted") > 0) & (pl.col("wasted") >= pl.col("moved") * min_fraction))
-        .sort("rank", "c_file", "c_line", "var", "direction"))
-    findings = [_finding(row) for row in groups.iter_rows(named=True)]
-    return merge_findings(findings)
-
-
-def _finding(row: dict) -> Finding:
-    direction = row["direction"]
-    where_file = row["c_file"] or "??"
-    line = int(row["c_line"] or 0)
-    where = f"{where_file}:{line}" if line else where_file
-    var = row["var"] or "?"
-    clause = row["clause"] or var
-    device = int(row["device"])
-    full = row["wasted"] >= row["moved"]
-    reasons = [text for bit, text in REASONS.items() if int(row["reason"] or 0) & bit]
-    verb = f"copied to device {device}" if direction == "to" else f"copied back to the host from device {device}"
-    moved = int(row["moved"])
-    message = (f"{int(row['wasted'])} of {moved} bytes of '{var}' {verb} were never read there"
-               f" ({'; '.join(reasons)})")
-    kind_code = int(row["construct_kind_code"] or 0)
-    map_name = row["map_type_name"] or ""
-    related = []
-    if row["m_file"] is not None:
-        implicit = bool((row["map_type"] or 0) & MapType.IMPLICIT)
-        related.append(Related("map-clause", Site(file=row["m_file"], line=int(row["m_line"] or 0),
-                                                  rank=int(row["rank"])),
-                               clause_text(map_name, clause, kind_code, implicit)))
-    return Finding(
-        kind=FindingKind.REDUNDANT_TRANSFER,
-        message=message,
-        access=Site(file=where_file, line=line, function=row["c_function"] or "",
-                    side="device" if direction == "to" else "host", device=device, rank=int(row["rank"]),
-                    thread=int(row["thread"] or 0)),
-        variable=var,
-        related=related,
-        fix=_fix(direction, kind_code, row["map_type"], map_name, clause, full, where, int(row["used"]), moved),
-        bytes=int(row["wasted"]),
-        occurrences=int(row["wasteful"]),
-        details={"direction": direction, "construct": row["construct_kind"] or "", "transferred_bytes": moved,
-                 "transfers": int(row["transfers"]), "read_bytes": int(row["used"]),
-                 "first_wasted_addr": int(row["first_wasted"]) if row["first_wasted"] is not None else None,
-                 "seq": int(row["first_seq"]), "time_ns": int(row["first_ns"])},
-    )

@@ -54,13 +54,16 @@ def test_explain_text_names_lines_bytes_and_the_fix(saxpy_log):
         "  Copy Out        a[0:N] (400 B)\n"
         "  Alloc           a[0:N] (400 B), b[0:N] (400 B)\n"
         "  Release         a[0:N] (400 B), b[0:N] (400 B)\n"
+        "  Wasted          a[0:N] (unused 400 B, 0 B read on the device, 400 B read on the host)\n"
         "\n"
-        "Transfers that were never needed (1):\n"
-        "  saxpy.c:10: 400 of 400 bytes of 'a' copied to device 0 were never read there "
+        "Wasted data movement (1):\n"
+        "  saxpy.c:10: unused-transfer: 400 of 400 bytes of 'a' copied to device 0 were never read there "
         "(overwritten on the device before any read)\n"
         "    fix: change `map(tofrom: a[0:N])` to `map(from: a[0:N])` at saxpy.c:10\n"
         "\n"
-        "moved: 800 B to devices, 400 B back to the host; never needed: 400 B\n")
+        "moved: 800 B to devices, 400 B back to the host; wasted: 400 B unused-transfer\n"
+        "potential saving: 0 ns of data-op time (0% of the run's 18 ns)\n"
+        "peak device memory: device 0 800 B\n")
     again = run_trace("explain", saxpy_log)
     assert again.stdout == out.stdout
 
@@ -73,11 +76,14 @@ def test_explain_json_and_filters(saxpy_log):
     (item,) = site["items"]
     assert item["variable"] == "a" and item["map_type"] == "tofrom"
     assert item["copy_in"] == {"bytes": 400, "runs": 1} and item["persistent_in"] == {"runs": 0}
-    (red,) = doc["redundant_transfers"]
-    assert red["kind"] == "redundant-transfer" and red["bytes"] == 400
-    assert doc["totals"] == {"copy_in_bytes": 400, "copy_out_bytes": 400, "never_needed_bytes": 400}
+    assert item["wasted"] == {"read_device_bytes": 0, "read_host_bytes": 400, "unused_bytes": 400,
+                              "duplicate_bytes": 0, "round_trip_bytes": 0, "wasted_ns": 0}
+    (red,) = doc["findings"]
+    assert red["kind"] == "unused-transfer" and red["bytes"] == 400
+    assert doc["totals"] == {"copy_in_bytes": 400, "copy_out_bytes": 400, "wasted_bytes": 400, "wasted_ns": 0,
+                             "run_ns": {"0": 18}, "peak_device_bytes": [{"rank": 0, "device": 0, "peak_bytes": 800}]}
     none = json.loads(run_trace("explain", saxpy_log, "--format", "json", "--line", "99").stdout)
-    assert none["constructs"] == [] and none["redundant_transfers"] == []
+    assert none["constructs"] == [] and none["findings"] == []
 
 
 def test_constructs_in_a_loop_are_one_site_with_runs(tmp_path):

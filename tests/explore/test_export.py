@@ -33,15 +33,16 @@ def test_every_event_has_ph_ts_pid_tid_and_kernels_and_copies_are_slices(saxpy_l
     assert all({"ph", "ts", "pid", "tid"} <= e.keys() for e in events)
     slices = [e for e in events if e["ph"] == "X"]
     kernels = [e for e in slices if e["cat"] == "kernel"]
-    copies = [e for e in slices if e["cat"] == "transfer"]
+    copies = [e for e in slices if e["cat"] in ("transfer", "wasted transfer")]
     assert [k["name"] for k in kernels] == ["kernel saxpy.c:10"]
     assert [(c["name"], c["args"]["variable"], c["args"]["bytes"]) for c in copies] == [
-        ("copy to device a", "a", 400), ("copy to device b", "b", 400), ("copy from device a", "a", 400)]
+        ("wasted: copy to device a", "a", 400), ("copy to device b", "b", 400), ("copy from device a", "a", 400)]
+    assert copies[0]["cat"] == "wasted transfer" and copies[0]["args"]["detail"] == "unused 400 B (transfer_to)"
     assert {c["tid"] for c in copies + kernels} == {10_000_000}      # the device 0 track
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
     assert names == {(0, 0): "thread 0 (initial)", (0, 10_000_000): "device 0 (driven by thread 0)"}
     (finding,) = [e for e in events if e["ph"] == "i"]
-    assert finding["name"] == "redundant-transfer: a" and finding["cat"] == "finding"
+    assert finding["name"] == "unused-transfer: a" and finding["cat"] == "finding"
     assert "map(from: a[0:N])" in finding["args"]["detail"]
     # nanoseconds kept: timestamps are microseconds with exactly three decimals
     text = out.read_text()
@@ -99,7 +100,7 @@ def test_parquet_directory_has_one_file_per_family(saxpy_log, tmp_path):
     t = quiver.open(saxpy_log)
     assert pl.read_parquet(out / "maps.parquet").equals(t.maps)
     assert pl.read_parquet(out / "data_ops.parquet").equals(t.data_ops)
-    assert pl.read_parquet(out / "findings.parquet")["kind"].to_list() == ["redundant-transfer"]
+    assert pl.read_parquet(out / "findings.parquet")["kind"].to_list() == ["unused-transfer"]
     again = run_trace("export", saxpy_log, "--to", "parquet", "-o", out, "--no-findings", "--ranks", "0")
     assert again.returncode == 0 and not (out / "findings.parquet").exists()
 

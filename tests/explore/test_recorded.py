@@ -61,7 +61,8 @@ def test_explain_of_a_real_program(wasteful):
     assert "wasteful.c:18  target  (in main, device 0)\n" in text
     assert "  Copy In         out[0:256] (2048 B), in[0:256] (2048 B)\n" in text
     assert "  Persistent In   big (implicit)\n" in text
-    assert "moved: 6144 B to devices, 4096 B back to the host; never needed: 6144 B\n" in text
+    assert "moved: 6144 B to devices, 4096 B back to the host; wasted: 6144 B unused-transfer\n" in text
+    assert "peak device memory: device 0 6144 B\n" in text
 
 
 def test_listing_5_3_recorded_matches_table_4(tmp_path):
@@ -84,10 +85,11 @@ def test_perfetto_export_of_a_real_program(wasteful, tmp_path):
     events = json.loads(out.read_text())["traceEvents"]
     assert all({"ph", "ts", "pid", "tid"} <= e.keys() for e in events)
     kernels = [e for e in events if e["ph"] == "X" and e["cat"] == "kernel"]
-    copies = [e for e in events if e["ph"] == "X" and e["cat"] == "transfer"]
+    copies = [e for e in events if e["ph"] == "X" and e["cat"] in ("transfer", "wasted transfer")]
     assert [k["name"] for k in kernels] == ["kernel wasteful.c:18"]
-    assert sorted((c["args"]["variable"], c["args"]["bytes"]) for c in copies) == [
-        ("big", 2048), ("big", 2048), ("in", 2048), ("out", 2048), ("out", 2048)]
+    assert sorted((c["args"]["variable"], c["args"]["bytes"], c["cat"]) for c in copies) == [
+        ("big", 2048, "wasted transfer"), ("big", 2048, "wasted transfer"), ("in", 2048, "transfer"),
+        ("out", 2048, "transfer"), ("out", 2048, "wasted transfer")]
     assert all(c["dur"] >= 0 for c in copies + kernels)
     assert len([e for e in events if e["ph"] == "i" and e["cat"] == "finding"]) == 3
 

@@ -6,10 +6,16 @@ import pytest
 from quiver.formats import ConstructKind, DataOpKind, LogBuilder, MapType, read_log
 from quiver.replay.registry import CHECKERS, CheckOptions, available_checkers
 from quiver.replay.report.findings import ADVISORY_KINDS, FindingKind
-from quiver.replay.transfers.redundant import check_redundant_transfers, transfer_waste
+from quiver.replay.transfers.advice import check_transfers
+from quiver.replay.transfers.redundant import transfer_waste
 
 TO, FROM, TOFROM = int(MapType.TO), int(MapType.FROM), int(MapType.TO | MapType.FROM)
 F = "r.c"
+
+
+def check_redundant_transfers(log, options):
+    """The unused-transfer findings of the transfers checker (the old redundant-transfer check)."""
+    return [f for f in check_transfers(log, options) if f.kind is FindingKind.UNUSED_TRANSFER]
 
 
 class Prog:
@@ -31,7 +37,8 @@ class Prog:
         for var, host, size, bits in maps:
             key = (rank, device, host)
             if entry and var not in present:
-                self.dev[key] = 0x900000 + 0x10000 * len(self.dev) + (device << 24)
+                self.allocs = getattr(self, "allocs", 0) + 1      # a fresh device block per allocation
+                self.dev[key] = 0x900000 + 0x10000 * self.allocs + (device << 24)
                 b.data_op(DataOpKind.ALLOC, host, self.dev[key], size, construct=c, var=var, device=device, rank=rank)
             if (entry or kind == ConstructKind.TARGET_UPDATE) and bits & MapType.TO and (
                     var not in present or kind == ConstructKind.TARGET_UPDATE):
@@ -101,10 +108,13 @@ def test_update_to_never_read_and_enter_data_released_unread(tmp_path):
     p.target(9, [("u", 0x1000, 40, TO)], body=[("u", 0, 40, False)], present=("u",))
     p.target(12, [("u", 0x1000, 40, 0), ("v", 0x2000, 40, 0)], kind=ConstructKind.TARGET_EXIT_DATA)
     got = {(f.variable, f.access.line): f for f in p.findings(tmp_path)}
-    assert sorted(got) == [("u", 5), ("v", 5)]
-    # u's first copy was replaced by the update before any read; v's copy was released unread
-    assert "copied to the device again before any read" in got[("u", 5)].message
+    assert sorted(got) == [("v", 5)]
+    # v's copy was released unread; u's update sent unchanged bytes (a duplicate, not an unused copy:
+    # the enter data copy is the one the kernel read)
     assert "released before any read" in got[("v", 5)].message
+    (dup,) = [f for f in check_transfers(read_log(tmp_path / "r.arrow"), CheckOptions())
+              if f.kind is FindingKind.DUPLICATE_TRANSFER]
+    assert (dup.variable, dup.access.line, dup.bytes) == ("u", 7, 40)
     assert got[("v", 5)].fix == "change `map(to: v[0:10])` to `map(alloc: v[0:10])` at r.c:5"
 
 
@@ -113,6 +123,7 @@ def test_update_that_nobody_reads_is_to_be_removed(tmp_path):
     p.host(0x1000, 40, write=True)
     p.target(5, [("u", 0x1000, 40, TO)], kind=ConstructKind.TARGET_ENTER_DATA)
     p.target(7, [("u", 0x1000, 40, TO)], body=[("u", 0, 40, False)], present=("u",))
+    p.host(0x1000, 40, write=True)
     p.target(8, [("u", 0x1000, 40, TO)], kind=ConstructKind.TARGET_UPDATE)
     p.target(9, [("u", 0x1000, 40, 0)], body=[("u", 0, 40, True)], present=("u",))
     p.target(12, [("u", 0x1000, 40, 0)], kind=ConstructKind.TARGET_EXIT_DATA)
@@ -194,9 +205,13 @@ def test_logs_without_accesses_give_no_advice(tmp_path):
 
 
 def test_registered_off_by_default_and_advisory():
-    assert CHECKERS["redundant-transfer"][2] is False
-    assert available_checkers()["redundant-transfer"] is check_redundant_transfers
-    assert FindingKind.REDUNDANT_TRANSFER in ADVISORY_KINDS
+    from quiver.replay.driver import resolve_checks
+    assert CHECKERS["transfers"][2] is False
+    assert available_checkers()["transfers"] is check_transfers
+    assert resolve_checks(["redundant-transfer"]) == ["transfers"]      # the old name still works
+    assert FindingKind.REDUNDANT_TRANSFER is FindingKind.UNUSED_TRANSFER
+    assert {FindingKind.UNUSED_TRANSFER, FindingKind.DUPLICATE_TRANSFER, FindingKind.ROUND_TRIP,
+            FindingKind.REPEATED_ALLOCATION, FindingKind.UNUSED_ALLOCATION} <= ADVISORY_KINDS
 
 
 @pytest.mark.parametrize("elem, wasted", [(1, 30), (2, 20), (3, 10), (4, 0)])
@@ -252,3 +267,14 @@ def test_a_strided_run_is_its_blocks(tmp_path):
     blocks = transfer_waste(read_log(_strided_prog(expand=True).b.write(tmp_path / "blocks.arrow")))
     cols = ["used_bytes", "wasted_bytes", "reason", "first_wasted"]
     assert runs.select(cols).equals(blocks.select(cols))
+
+
+def test_unused_allocation_only_for_copies_released_in_a_truncated_log(tmp_path):
+    for truncated, expected in ((False, [("x", 5)]), (True, [])):
+        p = Prog(truncated=truncated)
+        p.host(0x1000, 40, write=True)
+        p.target(5, [("x", 0x1000, 40, 0)], kind=ConstructKind.TARGET_ENTER_DATA)   # alloc, never exited
+        log = read_log(p.b.write(tmp_path / f"t{truncated}.arrow"))
+        got = [(f.variable, f.access.line) for f in check_transfers(log, CheckOptions())
+               if f.kind is FindingKind.UNUSED_ALLOCATION]
+        assert got == expected

@@ -12,7 +12,7 @@ def test_findings_frame_has_one_row_per_finding(saxpy_log):
     t = quiver.open(saxpy_log)
     f = t.findings(["redundant-transfer"])
     assert f.select("kind", "advisory", "variable", "file", "line", "side", "bytes", "clause").rows() == [
-        ("redundant-transfer", True, "a", "saxpy.c", 10, "device", 400, "map(tofrom: a[0:N])")]
+        ("unused-transfer", True, "a", "saxpy.c", 10, "device", 400, "map(tofrom: a[0:N])")]
     assert f["fix"][0] == "change `map(tofrom: a[0:N])` to `map(from: a[0:N])` at saxpy.c:10"
     with pytest.raises(ValueError, match="unknown check 'nope'"):
         t.findings(["nope"])

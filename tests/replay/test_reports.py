@@ -94,7 +94,8 @@ def test_json_contract(logs):
     assert doc["version"] == 1 and doc["log"]["path"] == str(logs["buggy"]) and doc["log"]["truncated"] is False
     assert doc["summary"]["findings"] == 3 and doc["summary"]["exit_status"] == 1
     assert set(KINDS) == {"use-of-uninitialized-memory", "use-of-stale-data", "buffer-overflow", "unmapped-memory",
-                          "data-race", "rma-race", "redundant-transfer"}
+                          "data-race", "rma-race", "unused-transfer", "duplicate-transfer", "round-trip",
+                          "repeated-allocation", "unused-allocation"}
     by_kind = {f["kind"]: f for f in doc["findings"]}
     assert set(by_kind) == {"buffer-overflow", "use-of-uninitialized-memory", "use-of-stale-data"}
     for f in doc["findings"]:
@@ -150,14 +151,28 @@ def test_sarif_schema_rejects_what_it_should():
 def test_truncated_log_is_analysed_and_says_so(logs):
     r = trace("analyze", str(logs["truncated"]), "--check", "mapping")
     assert r.returncode == 1
-    assert r.stdout.splitlines()[0] == ("==quiver== WARNING: the log is truncated (the program was killed by "
-                                        "signal 11); findings cover the events recorded up to then")
+    assert r.stdout.splitlines()[0] == "==quiver== WARNING: log truncated (signal 11): events after 30 ns are missing"
     assert "(truncated log)" in r.stdout.splitlines()[-1]
     doc = json.loads(trace("analyze", str(logs["truncated"]), "-c", "mapping", "-f", "json").stdout)
     assert doc["log"]["truncated"] is True and "truncated" in doc["summary"]["note"]
     sarif = json.loads(trace("analyze", str(logs["truncated"]), "-c", "mapping", "-f", "sarif").stdout)
     notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert "truncated" in notes[0]["message"]["text"]
+
+
+def test_truncated_log_without_events_is_not_reported_clean(tmp_path):
+    from quiver.formats import LogBuilder
+
+    log = LogBuilder(truncated=True, truncated_reason="signal 11 (SIGSEGV)", signal=11, exit_status=None).write(
+        tmp_path / "empty.arrow")
+    r = trace("analyze", str(log))
+    assert r.returncode == 2
+    assert r.stdout.splitlines() == [
+        "==quiver== WARNING: log truncated (signal 11 (SIGSEGV)) and holds no events: nothing could be checked", "",
+        (f"SUMMARY: quiver: nothing checked (no events recorded) in {log} (truncated log) "
+         "[checks: mapping, race, schedules, rma]")]
+    doc = json.loads(trace("analyze", str(log), "-f", "json").stdout)
+    assert doc["summary"]["exit_status"] == 2 and "nothing could be checked" in doc["summary"]["note"]
 
 
 def test_output_file_and_check_selection(logs):
@@ -169,7 +184,7 @@ def test_output_file_and_check_selection(logs):
 
 @pytest.mark.parametrize("args,message", [
     (["--check", "nosuch"], ("trace: error: unknown check 'nosuch' (known: mapping, race, schedules, rma, "
-                             "redundant-transfer, all)")),
+                             "transfers, all)")),
     (["--format", "xml"], "trace: error: Invalid value for '--format'"),
 ])
 def test_usage_errors_are_one_line_exit_2(logs, args, message):
@@ -189,8 +204,8 @@ def test_unusable_input_exit_2(tmp_path):
 
 def test_resolve_checks():
     assert resolve_checks(["mapping,rma", "mapping"]) == ["mapping", "rma"]
-    assert resolve_checks(["all"])[:2] == ["mapping", "race"] and "redundant-transfer" in resolve_checks(["all"])
-    assert "redundant-transfer" not in resolve_checks(None)
+    assert resolve_checks(["all"])[:2] == ["mapping", "race"] and "transfers" in resolve_checks(["all"])
+    assert "transfers" not in resolve_checks(None)
     with pytest.raises(UnknownCheck):
         resolve_checks(["mapping,bogus"])
 

@@ -7,6 +7,7 @@ hash of the sources names the output directory, so binaries built by `trace cc` 
 Libraries (all shared, linked into the program and into its device image):
   libquiver_rt.so   the raw-chunk writer (qv_buffer.c), one per process
   libquiver_omp.so  OMPT tool, offload entry wrappers, access callbacks, heap interposition
+  (qv_rangeset.c, the watched address ranges, is compiled into it and into the PMPI library)
   libquiver_range.so  LLVM pass plugin `trace cc` loads with -fpass-plugin (pass/quiver_range.cpp):
                       load/store callbacks, one range call per loop for affine accesses; not built
                       (per-access -fsanitize-coverage instead) when llvm-19-dev is not installed
@@ -50,10 +51,10 @@ class NativeLib:
 
 LIBS: list[NativeLib] = [
     NativeLib("quiver_rt", ["qv_buffer.c"], ldlibs=["-lpthread"]),
-    NativeLib("quiver_omp", ["qv_omp.c", "qv_access.c", "qv_alloc.c"], deps=["quiver_rt"],
+    NativeLib("quiver_omp", ["qv_omp.c", "qv_access.c", "qv_alloc.c", "qv_rangeset.c"], deps=["quiver_rt"],
               ldlibs=["-ldl", "-lpthread"]),
     # PMPI tracer (tracer/native/mpi/): built with the MPI compiler wrapper, skipped without MPI
-    NativeLib("quiver_mpi", ["mpi/qv_mpi.c", "mpi/qv_mpi_access.c"], deps=["quiver_rt"],
+    NativeLib("quiver_mpi", ["mpi/qv_mpi.c", "mpi/qv_mpi_access.c", "qv_rangeset.c"], deps=["quiver_rt"],
               ldlibs=["-ldl", "-lpthread"], cc=os.environ.get("QUIVER_MPICC", "mpicc.mpich"), optional=True),
 ]
 
@@ -173,8 +174,3 @@ def pass_plugin() -> Path | None:
     """The pass plugin for -fpass-plugin, building if needed; None when it cannot be built here."""
     p = ensure_built() / PASS_LIB
     return p if p.exists() else None
-
-
-def lib_path(name: str) -> Path:
-    """Path of lib<name>.so, building if needed."""
-    return ensure_built() / f"lib{name}.so"

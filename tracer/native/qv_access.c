@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 
 #include "qv_omp_int.h"
+#include "qv_rangeset.h"
 
 __thread qv_tls qv_t __attribute__((tls_model("initial-exec"))) = {.dev = -1, .slot_idx = -1};
 int qv_rec;
@@ -42,133 +43,15 @@ void qv_access_init(void) { g_publish_skip = !dlsym(RTLD_DEFAULT, "qvm_access_in
 #define QV_LIKELY(x) __builtin_expect(!!(x), 1)
 #define QV_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* ---- mapped host ranges ---- */
+/* ---- mapped host ranges (qv_rangeset.h) ---- */
 
-typedef struct qv_ranges {
-  size_t n, cap;
-  uintptr_t min, max;
-  uintptr_t r[]; /* lo0 hi0 lo1 hi1 ... sorted, disjoint */
-} qv_ranges;
+static qv_rangeset g_host = QV_RANGESET_INIT; /* mapped host memory */
+static qv_rangeset g_dev = QV_RANGESET_INIT;  /* live device copies */
 
-/* Arrays are recycled round-robin and never unmapped: a reader still searching an array that
- * is being rebuilt (descheduled through QV_RING updates) gets a wrong answer for one access,
- * never a fault, and a program mapping in a loop does not leak a mapping per update. */
-#define QV_RING 16
-
-typedef struct qv_rangeset {
-  qv_ranges *_Atomic cur;
-  _Atomic uint64_t gen; /* bumped at every publish (the filter caches of the threads compare it) */
-  pthread_mutex_t mu;
-  qv_ranges *ring[QV_RING];
-  int next;
-} qv_rangeset;
-
-static qv_rangeset g_host = {.cur = NULL, .gen = 1, .mu = PTHREAD_MUTEX_INITIALIZER}; /* mapped host memory */
-static qv_rangeset g_dev = {.cur = NULL, .gen = 1, .mu = PTHREAD_MUTEX_INITIALIZER};  /* live device copies */
-
-static inline int in_ranges(qv_rangeset *set, uintptr_t a, uintptr_t n) {
-  const qv_ranges *R = atomic_load_explicit(&set->cur, memory_order_acquire);
-  if (!R || a + n <= R->min || a >= R->max) return 0;
-  size_t lo = 0, hi = R->n;
-  while (lo < hi) { /* first range whose end is above a */
-    size_t m = (lo + hi) >> 1;
-    if (R->r[2 * m + 1] <= a) lo = m + 1; else hi = m;
-  }
-  return lo < R->n && R->r[2 * lo] < a + n;
-}
-
-static qv_ranges *ranges_alloc(size_t cap);
-
-/* The next array to rebuild (never the published one); called with set->mu held. */
-static qv_ranges *ranges_slot(qv_rangeset *set, size_t need) {
-  qv_ranges **slot = &set->ring[set->next];
-  set->next = (set->next + 1) % QV_RING;
-  if (!*slot || (*slot)->cap < need) {
-    qv_ranges *R = ranges_alloc(need < 64 ? 64 : 2 * need); /* a too-small old array is left mapped */
-    if (!R) return NULL;
-    *slot = R;
-  }
-  (*slot)->n = 0;
-  return *slot;
-}
-
-static qv_ranges *ranges_alloc(size_t cap) {
-  qv_ranges *R = mmap(NULL, sizeof(qv_ranges) + 2 * cap * sizeof(uintptr_t), PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (R == MAP_FAILED) return NULL;
-  R->n = 0;
-  R->cap = cap;
-  return R;
-}
-
-static void ranges_push(qv_ranges *R, uintptr_t lo, uintptr_t hi) {
-  if (lo >= hi) return;
-  if (R->n && R->r[2 * R->n - 1] >= lo) { /* touches the previous one: merge */
-    if (hi > R->r[2 * R->n - 1]) R->r[2 * R->n - 1] = hi;
-    return;
-  }
-  R->r[2 * R->n] = lo;
-  R->r[2 * R->n + 1] = hi;
-  R->n++;
-}
-
-/* Publish a rebuilt array. */
-static void ranges_publish(qv_rangeset *set, qv_ranges *R) {
-  if (R->n) {
-    R->min = R->r[0];
-    R->max = R->r[2 * R->n - 1];
-  }
-  atomic_store_explicit(&set->cur, R, memory_order_release);
-  atomic_fetch_add_explicit(&set->gen, 1, memory_order_release);
-}
-
-static void ranges_add(qv_rangeset *set, uintptr_t lo, uintptr_t hi) {
-  if (lo >= hi) return;
-  pthread_mutex_lock(&set->mu);
-  qv_ranges *old = atomic_load(&set->cur);
-  size_t n = old ? old->n : 0;
-  qv_ranges *R = ranges_slot(set, n + 1);
-  if (R) {
-    int done = 0;
-    for (size_t i = 0; i < n; i++) {
-      uintptr_t a = old->r[2 * i], b = old->r[2 * i + 1];
-      if (!done && lo <= a) {
-        ranges_push(R, lo, hi);
-        done = 1;
-      }
-      ranges_push(R, a, b);
-    }
-    if (!done) ranges_push(R, lo, hi);
-    ranges_publish(set, R);
-  }
-  pthread_mutex_unlock(&set->mu);
-}
-
-static void ranges_remove(qv_rangeset *set, uintptr_t lo, uintptr_t hi) {
-  const qv_ranges *cur = atomic_load(&set->cur);
-  if (!cur || hi <= cur->min || lo >= cur->max) return;
-  pthread_mutex_lock(&set->mu);
-  qv_ranges *old = atomic_load(&set->cur);
-  qv_ranges *R = ranges_slot(set, old->n + 2);
-  if (R) {
-    for (size_t i = 0; i < old->n; i++) {
-      uintptr_t a = old->r[2 * i], b = old->r[2 * i + 1];
-      if (b <= lo || a >= hi) {
-        ranges_push(R, a, b);
-        continue;
-      }
-      if (a < lo) ranges_push(R, a, lo);
-      if (b > hi) ranges_push(R, hi, b);
-    }
-    ranges_publish(set, R);
-  }
-  pthread_mutex_unlock(&set->mu);
-}
-
-void qv_track_host(uintptr_t lo, uintptr_t hi) { ranges_add(&g_host, lo, hi); }
-void qv_untrack_host(uintptr_t lo, uintptr_t hi) { ranges_remove(&g_host, lo, hi); }
-void qv_track_device(uintptr_t lo, uintptr_t hi) { ranges_add(&g_dev, lo, hi); }
-void qv_untrack_device(uintptr_t lo, uintptr_t hi) { ranges_remove(&g_dev, lo, hi); }
+void qv_track_host(uintptr_t lo, uintptr_t hi) { qv_ranges_add(&g_host, lo, hi); }
+void qv_untrack_host(uintptr_t lo, uintptr_t hi) { qv_ranges_remove(&g_host, lo, hi); }
+void qv_track_device(uintptr_t lo, uintptr_t hi) { qv_ranges_add(&g_dev, lo, hi); }
+void qv_untrack_device(uintptr_t lo, uintptr_t hi) { qv_ranges_remove(&g_dev, lo, hi); }
 
 /* ---- kernel stacks (device side) ---- */
 
@@ -276,7 +159,7 @@ static int __attribute__((noinline)) dev_keep_slow(qv_tls *t, uintptr_t a, uintp
     uintptr_t hi = atomic_load_explicit(&g_kstk[i][1], memory_order_acquire);
     if (!hi) continue;
     uintptr_t lo = atomic_load_explicit(&g_kstk[i][0], memory_order_relaxed);
-    if (a < hi && a >= lo) return in_ranges(&g_dev, a, n);
+    if (a < hi && a >= lo) return qv_in_ranges(&g_dev, a, n);
     if (hi <= a && hi > gap_lo) gap_lo = hi;
     if (lo > a && lo < gap_hi) gap_hi = lo;
   }

@@ -5,6 +5,15 @@
  * when full; a fatal-signal handler and an atexit hook write what is left so
  * a crash still leaves every event that happened before it. Memory comes
  * from mmap, never malloc, because the OpenMP tracer interposes malloc.
+ *
+ * Crashes: the fatal-signal handler runs on a per-thread alternate stack
+ * (a stack overflow still flushes), and asks every other thread that has a
+ * buffer to flush its own pending state (access runs live in each thread's
+ * TLS: only that thread can emit them) with a real-time "flush" signal; each
+ * flushes, acknowledges and parks until the process dies. The same signal is
+ * the recorded process's PR_SET_PDEATHSIG: when its parent (`trace record`,
+ * or the MPI launcher's proxy) dies, it flushes everything and kills itself,
+ * so no process of a run outlives the launcher and nothing recorded is lost.
  */
 #define _GNU_SOURCE
 #include "qv_raw.h"
@@ -19,7 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define QV_MAX_THREADS 4096
@@ -28,11 +41,13 @@
 
 typedef struct qv_tbuf {
   _Atomic uint32_t n;
-  atomic_flag busy; /* held while the buffer is being written to its file */
+  _Atomic int busy; /* 1 while the buffer is being written to its file */
   int fd;
   int tid;
   int64_t last; /* last stamp handed out: stamps are strictly increasing per thread */
   int64_t flushed_at; /* time of the last write: a busy thread writes at least every 200 ms */
+  _Atomic int ktid;   /* kernel thread id of the owner (0 once it exited): flush requests go there */
+  _Atomic int acked;  /* the owner flushed its pending state at a crash and parked */
   qv_event_t ev[QV_BUF_EVENTS];
 } qv_tbuf;
 
@@ -46,7 +61,12 @@ static qv_tbuf *_Atomic g_bufs[QV_MAX_THREADS];
 static __thread qv_tbuf *t_buf;
 __thread uintptr_t __quiver_skip[4] __attribute__((tls_model("initial-exec")));
 static pthread_key_t g_key;
-static void (*g_crash_hook)(void);
+#define QV_MAX_HOOKS 4
+static void (*_Atomic g_hooks[QV_MAX_HOOKS])(void); /* per-thread flushes of the tracer libraries */
+static int g_flush_sig;        /* real-time signal: flush request at a crash, and parent death */
+static _Atomic int g_crashing; /* a crash flush is under way (flush signals are requests) */
+static uintptr_t g_text[8][2]; /* code of the quiver libraries: a thread stopped there is mid-update */
+static int g_ntext;
 static _Atomic int g_finalized;
 /* Disk guard: past QUIVER_RAW_LIMIT_MB of events (default 4096), memory accesses are
  * dropped (everything else is kept) and the run is marked with access_limit=1. */
@@ -238,7 +258,7 @@ void qv_write_modules(void) {
 /* ---- thread buffers ---- */
 
 static void buf_write(qv_tbuf *b) {
-  if (atomic_flag_test_and_set_explicit(&b->busy, memory_order_acquire)) return;
+  if (atomic_exchange_explicit(&b->busy, 1, memory_order_acquire)) return;
   uint32_t n = atomic_load_explicit(&b->n, memory_order_acquire);
   if (n > 0 && b->fd >= 0) write_all(b->fd, b->ev, (size_t)n * sizeof(qv_event_t));
   if (atomic_fetch_add(&g_written, (uint64_t)n * sizeof(qv_event_t)) > g_limit_bytes &&
@@ -251,11 +271,25 @@ static void buf_write(qv_tbuf *b) {
     }
   }
   atomic_store_explicit(&b->n, 0, memory_order_release);
-  atomic_flag_clear_explicit(&b->busy, memory_order_release);
+  atomic_store_explicit(&b->busy, 0, memory_order_release);
 }
 
 static void thread_exit(void *p) {
-  if (p) buf_write((qv_tbuf *)p);
+  if (!p) return;
+  buf_write((qv_tbuf *)p);
+  atomic_store(&((qv_tbuf *)p)->ktid, 0);
+}
+
+/* The fatal-signal handler must run even when the thread's stack is exhausted (a stack overflow):
+ * every thread the tracer sees gets an alternate signal stack, unless the program gave it one. */
+#define QV_ALTSTACK (64u << 10)
+static void altstack_install(void) {
+  stack_t old;
+  if (sigaltstack(NULL, &old) != 0 || !(old.ss_flags & SS_DISABLE)) return;
+  void *p = qv_mmap(QV_ALTSTACK);
+  if (!p) return;
+  stack_t ss = {.ss_sp = p, .ss_size = QV_ALTSTACK, .ss_flags = 0};
+  if (sigaltstack(&ss, NULL) != 0) munmap(p, QV_ALTSTACK);
 }
 
 static qv_tbuf *buf_new(void) {
@@ -263,13 +297,14 @@ static qv_tbuf *buf_new(void) {
   if (tid >= QV_MAX_THREADS) return NULL;
   qv_tbuf *b = qv_mmap(sizeof *b);
   if (!b) return NULL;
-  atomic_flag_clear(&b->busy);
   b->tid = tid;
   char suffix[32];
   snprintf(suffix, sizeof suffix, "t%d.ev", tid);
   b->fd = open_rank_file(suffix, O_WRONLY | O_CREAT | O_APPEND);
+  atomic_store(&b->ktid, (int)syscall(SYS_gettid));
   atomic_store(&g_bufs[tid], b);
   pthread_setspecific(g_key, b);
+  altstack_install();
   return b;
 }
 
@@ -336,26 +371,188 @@ void qv_flush_all(void) {
 
 /* ---- crash and exit ---- */
 
-static const int k_fatal[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT, SIGQUIT};
+static const int k_fatal[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT, SIGQUIT,
+                              SIGHUP, SIGXCPU, SIGXFSZ, SIGSYS};
+
+static void run_hooks(void) {
+  for (int i = 0; i < QV_MAX_HOOKS; i++) {
+    void (*h)(void) = atomic_load(&g_hooks[i]);
+    if (h) h();
+  }
+}
+
+static void append_info(const char *line, size_t n) {
+  int fd = open_rank_file("info", O_WRONLY | O_CREAT | O_APPEND);
+  if (fd >= 0) {
+    write_all(fd, line, n);
+    close(fd);
+  }
+}
+
+static void sleep_ns(long ns) {
+  struct timespec ts = {0, ns};
+  nanosleep(&ts, NULL);
+}
+
+/* The caller's pending state and buffer, then every other thread's: each is asked (flush signal)
+ * to emit its own pending access runs and write its buffer, and parks; a thread that does not
+ * answer within ~300 ms (signal blocked, stuck) has its buffer written from here.
+ * Async-signal-safe. */
+static void flush_everything(void) {
+  atomic_store(&g_crashing, 1);
+  run_hooks();
+  qv_tbuf *self = t_buf;
+  if (self) {
+    buf_write(self);
+    atomic_store(&self->acked, 1);
+  }
+  int n = atomic_load(&g_nthreads);
+  if (n > QV_MAX_THREADS) n = QV_MAX_THREADS;
+  if (g_flush_sig) {
+    pid_t pid = getpid();
+    for (int round = 0; round < 150; round++) { /* 150 x 2 ms */
+      int waiting = 0;
+      for (int i = 0; i < n; i++) {
+        qv_tbuf *b = atomic_load(&g_bufs[i]);
+        if (!b || b == self || atomic_load(&b->acked)) continue;
+        int ktid = atomic_load(&b->ktid);
+        if (ktid <= 0) continue;
+        if (syscall(SYS_tgkill, pid, ktid, g_flush_sig) == 0) waiting++;
+        else atomic_store(&b->ktid, 0); /* gone */
+      }
+      if (!waiting) break;
+      sleep_ns(2000000);
+    }
+  }
+  qv_flush_all();
+}
+
+static int stopped_in_tracer(void *uc) {
+  uintptr_t pc = 0;
+#if defined(__x86_64__)
+  pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+  pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.pc;
+#endif
+  for (int i = 0; i < g_ntext; i++)
+    if (pc >= g_text[i][0] && pc < g_text[i][1]) return 1;
+  return 0;
+}
+
+static void park(void) {
+  for (int i = 0; i < 5000; i++) sleep_ns(1000000); /* the crashing thread ends the process */
+}
+
+/* A crash on another thread: flush this thread's pending state, acknowledge, park. A thread stopped
+ * inside the tracer's own code or while writing its buffer is mid-update: it returns and is asked
+ * again 2 ms later. Otherwise
+ * (no crash under way) it is the parent-death signal: the launcher or the MPI proxy is gone. */
+static void flush_signal(int sig, siginfo_t *si, void *uc) {
+  (void)sig;
+  (void)si;
+  if (!atomic_load(&g_crashing)) {
+    static _Atomic int once;
+    if (atomic_exchange(&once, 1) == 0) {
+      flush_everything();
+      static const char line[] = "parent_died=1\n";
+      append_info(line, sizeof line - 1);
+    }
+    kill(getpid(), SIGKILL);
+    return;
+  }
+  qv_tbuf *b = t_buf;
+  if (!b || atomic_load(&b->acked)) {
+    park();
+    return;
+  }
+  if (stopped_in_tracer(uc) || atomic_load(&b->busy)) return;
+  run_hooks();
+  buf_write(b);
+  atomic_store(&b->acked, 1);
+  park();
+}
 
 static void fatal_handler(int sig) {
   static _Atomic int once;
   if (atomic_exchange(&once, 1) == 0) {
-    if (g_crash_hook) g_crash_hook();
-    qv_flush_all();
+    flush_everything();
     char line[48];
     int n = snprintf(line, sizeof line, "signal=%d\n", sig);
-    int fd = open_rank_file("info", O_WRONLY | O_CREAT | O_APPEND);
-    if (fd >= 0) {
-      write_all(fd, line, (size_t)n);
-      close(fd);
+    append_info(line, (size_t)n);
+  } else {
+    /* another thread is flushing (two faults at once): this one's pending state too, then wait */
+    qv_tbuf *b = t_buf;
+    if (b && !atomic_exchange(&b->acked, 1)) {
+      run_hooks();
+      buf_write(b);
     }
+    park();
   }
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
-void qv_set_crash_hook(void (*hook)(void)) { g_crash_hook = hook; }
+void qv_set_crash_hook(void (*hook)(void)) {
+  for (int i = 0; i < QV_MAX_HOOKS; i++) {
+    void (*expected)(void) = NULL;
+    if (atomic_load(&g_hooks[i]) == hook) return;
+    if (atomic_compare_exchange_strong(&g_hooks[i], &expected, hook)) return;
+  }
+}
+
+void qv_flush_process(const char *key, int64_t value) {
+  if (!qv_active()) return;
+  run_hooks(); /* other threads keep running: one may hold a lock the caller's next call needs */
+  qv_flush_all();
+  char line[96];
+  int n = snprintf(line, sizeof line, "%s=%lld\n", key, (long long)value);
+  if (n > 0 && (size_t)n < sizeof line) append_info(line, (size_t)n);
+}
+
+static int text_cb(struct dl_phdr_info *info, size_t sz, void *arg) {
+  (void)sz;
+  (void)arg;
+  if (!info->dlpi_name || !strstr(info->dlpi_name, "/libquiver_")) return 0;
+  for (int i = 0; i < info->dlpi_phnum && g_ntext < 8; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+    g_text[g_ntext][0] = info->dlpi_addr + ph->p_vaddr;
+    g_text[g_ntext][1] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+    g_ntext++;
+  }
+  return 0;
+}
+
+/* A free real-time signal for flush requests (the highest one nobody handles). */
+static int pick_flush_signal(void) {
+  for (int s = SIGRTMAX - 1; s >= SIGRTMIN + 4; s--) {
+    struct sigaction old;
+    if (sigaction(s, NULL, &old) == 0 && old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO)) return s;
+  }
+  return 0;
+}
+
+/* No process of a run outlives `trace record` (QUIVER_LAUNCHER_PID): the recording process flushes
+ * and dies when its parent dies; the launcher's own processes (mpiexec's proxies) are killed. */
+static void guard_parent(int recording) {
+  if (recording) {
+    g_flush_sig = pick_flush_signal();
+    if (g_flush_sig) {
+      struct sigaction sa;
+      memset(&sa, 0, sizeof sa);
+      sa.sa_sigaction = flush_signal;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+      sigaction(g_flush_sig, &sa, NULL);
+    }
+    dl_iterate_phdr(text_cb, NULL);
+  }
+  const char *lp = getenv("QUIVER_LAUNCHER_PID");
+  if (!lp || !*lp) return;
+  prctl(PR_SET_PDEATHSIG, recording && g_flush_sig ? g_flush_sig : SIGKILL);
+  pid_t launcher = (pid_t)atoi(lp);
+  if (launcher > 0 && kill(launcher, 0) != 0 && errno == ESRCH) kill(getpid(), SIGKILL); /* gone already */
+}
 
 static void at_exit(void) { qv_finalize(); }
 
@@ -402,6 +599,8 @@ int qv_init(void) {
       if (have_rank || !getenv("QUIVER_EXPECT_RANK"))
         ofd = open(own, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
       if (ofd < 0) {
+        /* the launcher's processes (mpiexec and its proxies) die with it */
+        if (!have_rank && getenv("QUIVER_EXPECT_RANK")) guard_parent(0);
         __atomic_store_n(&g_state, 2, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&g_init_mu);
         return 0;
@@ -417,7 +616,7 @@ int qv_init(void) {
       memset(&sa, 0, sizeof sa);
       sa.sa_handler = fatal_handler;
       sigemptyset(&sa.sa_mask);
-      sa.sa_flags = SA_NODEFER;
+      sa.sa_flags = SA_NODEFER | SA_ONSTACK;
       for (size_t i = 0; i < sizeof k_fatal / sizeof k_fatal[0]; i++) {
         struct sigaction old;
         /* leave handlers the program installed before us alone */
@@ -425,6 +624,8 @@ int qv_init(void) {
         sigaction(k_fatal[i], &sa, NULL);
       }
       atexit(at_exit);
+      altstack_install();
+      guard_parent(1);
       __atomic_store_n(&g_state, 1, __ATOMIC_RELEASE);
     }
   }

@@ -378,6 +378,11 @@ static void on_data_op_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *target_t
   qv_event_t e = QV_EVENT_INIT;
   e.kind = QV_K_DATA_OP;
   e.time_ns = t->dop_t0 ? t->dop_t0 : 0;
+  /* the op's duration (FORMAT.md: DATA_OP aux); an associate keeps aux for "inferred" */
+  if (t->dop_t0 && op != 5) {
+    int64_t now = qv_stamp();
+    e.aux = now > t->dop_t0 ? now - t->dop_t0 : 1;
+  }
   t->dop_t0 = 0;
   e.op = op;
   e.size = bytes;

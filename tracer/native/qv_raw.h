@@ -17,7 +17,9 @@
  *   r<R>.mod      loaded ELF objects (appended, may repeat), text lines "<bias hex> <lo hex> <hi hex> <path>"
  *                 (lo/hi = executable segment range); used to symbolise pc.
  *   r<R>.info     text "key=value" lines appended as the run goes
- *                 (pid, start_mono_ns, start_unix_ns, threads, signal, clean_exit).
+ *                 (pid, start_mono_ns, start_unix_ns, threads, signal, clean_exit;
+ *                 parent_died: the launcher died; mpi_abort: the MPI_Abort error code).
+ *   launcher.json written by `trace record` (not the tracer): the log it writes, for `trace recover`.
  *
  * Linking: qv_buffer.c is built once, into libquiver_rt.so (quiver.tracer.native
  * builds it); every tracer library (libquiver_omp.so, the PMPI library) links
@@ -104,8 +106,13 @@ void qv_finalize(void);            /* flush all, modules, clean_exit=1; idempote
  * tests it inline and skips the callback (pass/quiver_range.cpp); empty (0, 0) unless the OpenMP
  * tracer publishes it (qv_access.c). Initial-exec TLS: read from the program and its device image. */
 extern __thread uintptr_t __quiver_skip[4] __attribute__((tls_model("initial-exec")));
-/* Hook run first by the fatal-signal handler (e.g. to flush pending access runs). */
+/* Add a hook that emits the calling thread's pending state (e.g. its access runs); at a crash it runs
+ * on every thread that has a buffer (each one in a flush-signal handler on that thread). One per
+ * library, up to 4. */
 void qv_set_crash_hook(void (*hook)(void));
+/* Before the process is ended from outside (MPI_Abort): the caller's pending state, every buffer,
+ * then "key=value" appended to r<R>.info. */
+void qv_flush_process(const char *key, int64_t value);
 
 #ifdef __cplusplus
 }

@@ -1185,8 +1185,7 @@ static void after_init(void) {
   if (!qv_init()) return;
   PMPI_Comm_group(MPI_COMM_WORLD, &g_world_group);
   qvm_access_init();
-  /* one crash hook per process: keep the OpenMP tracer's when it is loaded */
-  if (!dlsym(RTLD_DEFAULT, "qv_runs_flush")) qv_set_crash_hook(qvm_runs_flush);
+  qv_set_crash_hook(qvm_runs_flush); /* window accesses pending on each thread */
   qv_info_i64("mpi_rank", rank);
   qv_info_i64("mpi_size", size);
   qv_info("mpi_tracer", "quiver-pmpi");
@@ -1206,6 +1205,16 @@ API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
     after_init();
   }
   return rc;
+}
+
+/* The launcher kills the other ranks when one aborts: everything this rank recorded goes to disk
+ * first, with the reason. */
+API int MPI_Abort(MPI_Comm comm, int errorcode) {
+  if (ON) {
+    qvm_runs_flush();
+    qv_flush_process("mpi_abort", errorcode);
+  }
+  return PMPI_Abort(comm, errorcode);
 }
 
 API int MPI_Finalize(void) {

@@ -4,8 +4,8 @@
  * Why this shape: the callbacks run for every instrumented load and store, so
  * they take no lock and allocate nothing. The watched ranges (window memory,
  * plus origin/result buffers of RMA calls that have not completed yet) are a
- * sorted array published through an atomic pointer: writers rebuild it under a
- * mutex, readers binary-search it. Adjacent accesses from one PC are
+ * qv_rangeset (../qv_rangeset.c, shared with the OpenMP tracer): writers
+ * rebuild it under a mutex, readers binary-search it. Adjacent accesses from one PC are
  * coalesced into runs (a few per thread); every MPI wrapper flushes the runs
  * first, so accesses keep their place between MPI calls in the log.
  */
@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 
 #include "qv_mpi_int.h"
+#include "../qv_rangeset.h"
 
 int qvm_on;
 
@@ -28,26 +29,11 @@ static qvm_next_fn g_next;
 
 void qvm_access_init(void) { g_next = (qvm_next_fn)dlsym(RTLD_DEFAULT, "qv_access_range"); }
 
-/* ---- published ranges ---- */
+/* ---- published ranges (../qv_rangeset.h) ---- */
 
-typedef struct qvm_ranges {
-  size_t n;
-  uintptr_t min, max;
-  uintptr_t r[]; /* lo0 hi0 lo1 hi1 ... sorted, disjoint, merged */
-} qvm_ranges;
+static qv_rangeset g_set = QV_RANGESET_INIT;
 
-static qvm_ranges *_Atomic g_ranges;
-
-static inline int tracked(uintptr_t a, uintptr_t n) {
-  const qvm_ranges *R = atomic_load_explicit(&g_ranges, memory_order_acquire);
-  if (!R || a + n <= R->min || a >= R->max) return 0;
-  size_t lo = 0, hi = R->n;
-  while (lo < hi) { /* first range whose end is above a */
-    size_t m = (lo + hi) >> 1;
-    if (R->r[2 * m + 1] <= a) lo = m + 1; else hi = m;
-  }
-  return lo < R->n && R->r[2 * lo] < a + n;
-}
+static inline int tracked(uintptr_t a, uintptr_t n) { return qv_in_ranges(&g_set, a, n); }
 
 /* ---- the entries behind them (mutex) ---- */
 
@@ -66,38 +52,16 @@ static void *map_bytes(size_t n) {
   return p == MAP_FAILED ? NULL : p;
 }
 
-static int cmp_pair(const void *a, const void *b) {
-  const uintptr_t *x = a, *y = b;
-  return x[0] < y[0] ? -1 : x[0] > y[0];
+static void fill_pairs(uintptr_t *pairs, void *arg) {
+  (void)arg;
+  for (size_t i = 0; i < g_nent; i++) {
+    pairs[2 * i] = g_ent[i].lo;
+    pairs[2 * i + 1] = g_ent[i].hi;
+  }
 }
 
-/* Rebuild and publish the merged array. Old arrays are never unmapped (a reader
- * may still hold one); they are small and rebuilt only when coverage changes. */
-static void publish(void) {
-  size_t n = g_nent;
-  qvm_ranges *R = map_bytes(sizeof(qvm_ranges) + (2 * n + 2) * sizeof(uintptr_t));
-  if (!R) return;
-  for (size_t i = 0; i < n; i++) {
-    R->r[2 * i] = g_ent[i].lo;
-    R->r[2 * i + 1] = g_ent[i].hi;
-  }
-  qsort(R->r, n, 2 * sizeof(uintptr_t), cmp_pair);
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
-    uintptr_t lo = R->r[2 * i], hi = R->r[2 * i + 1];
-    if (k && lo <= R->r[2 * k - 1]) {
-      if (hi > R->r[2 * k - 1]) R->r[2 * k - 1] = hi;
-    } else {
-      R->r[2 * k] = lo;
-      R->r[2 * k + 1] = hi;
-      k++;
-    }
-  }
-  R->n = k;
-  R->min = k ? R->r[0] : 0;
-  R->max = k ? R->r[2 * k - 1] : 0;
-  atomic_store_explicit(&g_ranges, k ? R : NULL, memory_order_release);
-}
+/* Rebuild and publish the merged ranges of the entries (called with g_mu held). */
+static void publish(void) { qv_ranges_rebuild(&g_set, g_nent, fill_pairs, NULL); }
 
 void qvm_track(uintptr_t lo, uintptr_t hi, int tag, int64_t win, int64_t target, int64_t req) {
   if (lo >= hi) return;
@@ -121,7 +85,7 @@ void qvm_track(uintptr_t lo, uintptr_t hi, int tag, int64_t win, int64_t target,
   g_ent[g_nent++] = (qvm_entry){lo, hi, win, target, req, tag};
   {
     /* coverage may have grown: republish unless [lo,hi) is inside one published range */
-    const qvm_ranges *R = atomic_load_explicit(&g_ranges, memory_order_acquire);
+    const qv_ranges *R = atomic_load_explicit(&g_set.cur, memory_order_acquire);
     int inside = 0;
     if (R)
       for (size_t i = 0; i < R->n && !inside; i++) inside = R->r[2 * i] <= lo && hi <= R->r[2 * i + 1];
