@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from quiver.formats import AccessFlag, EventKind, LockType, MpiSyncKind, RmaOp, WinFlavor
 from quiver.formats.blocks import expand_blocks
-from numba import njit
 from quiver.replay.rma.sync import INF, Clocks, RankOrder, _key
 
 # roles of an access row

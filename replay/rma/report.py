@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 from quiver.formats import EventLog, RmaOp
 from quiver.replay.report.findings import Finding, FindingKind, Related, Site
-from quiver.replay.rma.sync import RankOrder
 from quiver.replay.rma.access import (
     LOAD,
     MODE_FENCE,
@@ -24,6 +23,7 @@ from quiver.replay.rma.access import (
     Accesses,
     Regions,
 )
+from quiver.replay.rma.sync import RankOrder
 
 CALL_NAMES = {int(o): "MPI_" + o.name.title().replace("_", "_") for o in RmaOp}
 CALL_NAMES.update({int(RmaOp.GET_ACCUMULATE): "MPI_Get_accumulate", int(RmaOp.FETCH_AND_OP): "MPI_Fetch_and_op",
