@@ -125,6 +125,15 @@ def fix_text(x: _View, y: _View) -> str:
     """The synchronisation that is missing between x (earlier) and y (later)."""
     if x.rank == y.rank and x.thread != y.thread and (x.threaded or y.threaded):
         return _threads_fix(x, y)
+    text = _fix_text(x, y)
+    local = x if x.local else y if y.local else None
+    if local is not None and local.threaded and x.rank != y.rank:
+        text += (f"; on rank {local.rank} the {local.describe()} runs on thread {local.thread}: order it with the "
+                 f"thread that makes that MPI call too (`#pragma omp barrier` between them)")
+    return text
+
+
+def _fix_text(x: _View, y: _View) -> str:
     if x.local and not y.local:
         x, y = y, x
         swapped = True
