@@ -11,7 +11,8 @@ Edges:
 - fork: ``parallel begin`` -> each ``implicit task begin`` of the region;
 - join: every barrier arrival in the region -> its ``parallel end`` on the encountering thread;
 - barrier: every arrival -> every departure of the same instance (the k-th arrival of each thread
-  at the barriers of a region belongs to instance k);
+  at the barriers of a region belongs to instance k; a thread without departure rows, as in
+  LogBuilder logs, uses each barrier row as both);
 - mutex (lock, ``critical``, ``ordered``, lock-based ``atomic``): the release that follows the
   k-th acquisition of a mutex -> the (k+1)-th acquisition;
 - explicit tasks: creation -> the task's first event; the task's end -> the next ``taskwait`` and
@@ -113,7 +114,14 @@ def thread_edges(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         rows_of(SyncKind.PARALLEL_END)
     bar = rows_of(SyncKind.BARRIER)
     arrive = bar[cols["aux2"][bar] == 0]
-    depart = bar[cols["aux2"][bar] == 1]
+    departs = cols["aux2"][bar] == 1
+    # a thread whose barrier rows of a region carry no departure (LogBuilder logs): each row is both
+    if len(bar):
+        grp = _pack(rank[bar], thread[bar], ident[bar])
+        has_dep = np.zeros(int(grp.max()) + 1, bool)
+        has_dep[grp[departs]] = True
+        departs = departs | ~has_dep[grp]
+    depart = bar[departs]
     s, d = _pairs(*_two_keys(rank, ident, fork, team))
     src.append(s)
     dst.append(d)

@@ -1,0 +1,170 @@
+"""The MPI-RMA checker on hybrid ranks (LogBuilder logs): threads of one rank are ordered only by
+OpenMP synchronisation (quiver.replay.omp_order), completion on any thread, accumulate datatypes."""
+
+from __future__ import annotations
+
+import numpy as np
+from quiver.formats import LogBuilder, OmpMutexKind, RmaOp, SyncKind, read_log
+from quiver.formats import MpiSyncKind as S
+from quiver.replay.omp_order import thread_edges
+from quiver.replay.rma.check import check_rma
+
+BASE = {0: 0x10000, 1: 0x20000, 2: 0x30000}
+BUF = 0x90000
+SUM = 1
+INT, FLOAT = 7, 13      # basic-datatype codes of the PMPI tracer (FORMAT.md, RMA)
+
+
+def world(n=2):
+    b = LogBuilder(ranks=n)
+    for r in range(n):
+        b.win_create(r, 0, BASE[r], 64, disp_unit=4)
+        b.mpi_sync(r, S.LOCK_ALL, 0)
+    return b
+
+
+def run(b, tmp_path):
+    p = tmp_path / "log.arrow"
+    b.write(p)
+    return check_rma(read_log(p), None)
+
+
+def lines(fs):
+    return sorted((f.access.line, f.related[0].site.line) for f in fs)
+
+
+def barrier(b, region=1, threads=(0, 1), rank=0):
+    for t in threads:
+        b.sync(SyncKind.BARRIER, thread=t, rank=rank, id=region, aux2=0)
+    for t in threads:
+        b.sync(SyncKind.BARRIER, thread=t, rank=rank, id=region, aux2=1)
+
+
+def fork(b, region=1, threads=(0, 1), rank=0):
+    b.sync(SyncKind.PARALLEL_BEGIN, thread=0, rank=rank, id=region)
+    for t in threads:
+        b.sync(SyncKind.IMPLICIT_TASK_BEGIN, thread=t, rank=rank, id=region)
+
+
+def put_then_store(flush: bool, order) -> LogBuilder:
+    """Thread 0 puts from BUF (and completes it), thread 1 stores into BUF after ``order(b)``."""
+    b = world()
+    fork(b)
+    b.rma(0, RmaOp.PUT, 0, 1, 0, 4, origin_addr=BUF, site=("h.c", 10), thread=0)
+    if flush:
+        b.mpi_sync(0, S.FLUSH_LOCAL, 0, target=1, site=("h.c", 11), thread=0)
+    order(b)
+    b.access(BUF, 4, write=True, site=("h.c", 20), thread=1)
+    return b
+
+
+def test_store_on_another_thread_races_without_openmp_sync(tmp_path):
+    fs = run(put_then_store(True, lambda b: None), tmp_path)
+    assert lines(fs) == [(20, 10)]
+    f = fs[0]
+    assert (f.access.rank, f.access.thread, f.related[0].site.thread) == (0, 1, 0)
+    assert f.details["threads"] == [1, 0]
+    assert "rank 0 thread 1" in f.message and "rank 0 thread 0" in f.message
+    assert "#pragma omp barrier" in f.fix and "MPI_Win_flush_local(1, win) on thread 0" in f.fix
+
+
+def test_barrier_after_completion_orders_the_store(tmp_path):
+    assert run(put_then_store(True, barrier), tmp_path) == []
+
+
+def test_barrier_without_completion_is_not_enough(tmp_path):
+    assert lines(run(put_then_store(False, barrier), tmp_path)) == [(20, 10)]
+
+
+def test_mutex_release_orders_the_next_acquisition(tmp_path):
+    def critical(b):
+        b.sync(SyncKind.MUTEX_RELEASED, thread=0, id=77, aux2=OmpMutexKind.CRITICAL)
+        b.sync(SyncKind.MUTEX_ACQUIRED, thread=1, id=77, aux2=OmpMutexKind.CRITICAL)
+
+    b = world()
+    fork(b)
+    b.sync(SyncKind.MUTEX_ACQUIRED, thread=0, id=77, aux2=OmpMutexKind.CRITICAL)
+    b.rma(0, RmaOp.PUT, 0, 1, 0, 4, origin_addr=BUF, site=("h.c", 10), thread=0)
+    b.mpi_sync(0, S.FLUSH_LOCAL, 0, target=1, site=("h.c", 11), thread=0)
+    critical(b)
+    b.access(BUF, 4, write=True, site=("h.c", 20), thread=1)
+    assert run(b, tmp_path) == []
+    # another mutex orders nothing
+    c = world()
+    fork(c)
+    c.sync(SyncKind.MUTEX_ACQUIRED, thread=0, id=77, aux2=OmpMutexKind.CRITICAL)
+    c.rma(0, RmaOp.PUT, 0, 1, 0, 4, origin_addr=BUF, site=("h.c", 10), thread=0)
+    c.mpi_sync(0, S.FLUSH_LOCAL, 0, target=1, site=("h.c", 11), thread=0)
+    c.sync(SyncKind.MUTEX_RELEASED, thread=0, id=77, aux2=OmpMutexKind.CRITICAL)
+    c.sync(SyncKind.MUTEX_ACQUIRED, thread=1, id=78, aux2=OmpMutexKind.LOCK)
+    c.access(BUF, 4, write=True, site=("h.c", 20), thread=1)
+    assert lines(run(c, tmp_path)) == [(20, 10)]
+
+
+def test_completion_on_another_thread_completes_calls_ordered_before_it(tmp_path):
+    def flush_on_thread_1(b, second_barrier):
+        fork(b)
+        b.rma(0, RmaOp.PUT, 0, 1, 0, 4, origin_addr=BUF, site=("h.c", 10), thread=0)
+        barrier(b, 1)
+        b.mpi_sync(0, S.FLUSH_LOCAL_ALL, 0, site=("h.c", 12), thread=1)
+        if second_barrier:
+            barrier(b, 1)
+        b.access(BUF, 4, write=True, site=("h.c", 20), thread=0)
+
+    b = world()
+    flush_on_thread_1(b, True)
+    assert run(b, tmp_path) == []
+    c = world()
+    flush_on_thread_1(c, False)
+    assert lines(run(c, tmp_path)) == [(20, 10)]
+
+
+def test_join_orders_the_team_before_the_encountering_thread(tmp_path):
+    b = world()
+    fork(b)
+    b.rma(0, RmaOp.PUT, 0, 1, 0, 4, origin_addr=BUF, site=("h.c", 10), thread=1)
+    b.mpi_sync(0, S.FLUSH_LOCAL, 0, target=1, site=("h.c", 11), thread=1)
+    barrier(b, 1)
+    b.sync(SyncKind.PARALLEL_END, thread=0, id=1)
+    b.access(BUF, 4, write=True, site=("h.c", 20), thread=0)
+    assert run(b, tmp_path) == []
+
+
+def test_task_end_orders_before_taskwait(tmp_path):
+    b = world()
+    fork(b)
+    b.task_create(5, flags=1, thread=0)
+    b.task_begin(5, thread=1)
+    b.rma(0, RmaOp.PUT, 0, 1, 0, 4, origin_addr=BUF, site=("h.c", 10), thread=1)
+    b.mpi_sync(0, S.FLUSH_LOCAL, 0, target=1, site=("h.c", 11), thread=1)
+    b.task_end(5, thread=1)
+    b.sync(SyncKind.TASKWAIT, thread=0)
+    b.access(BUF, 4, write=True, site=("h.c", 20), thread=0)
+    assert run(b, tmp_path) == []
+
+
+def test_thread_edges_skip_edges_inside_one_thread(tmp_path):
+    b = world()
+    fork(b)
+    barrier(b, 1)
+    p = tmp_path / "e.arrow"
+    b.write(p)
+    log = read_log(p)
+    cols = log.columns()
+    s, d = thread_edges(cols)
+    assert len(s) and np.all(cols["thread"][s] != cols["thread"][d])
+    kinds = {(int(cols["op"][i]), int(cols["op"][j])) for i, j in zip(s, d)}
+    assert (int(SyncKind.PARALLEL_BEGIN), int(SyncKind.IMPLICIT_TASK_BEGIN)) in kinds
+    assert (int(SyncKind.BARRIER), int(SyncKind.BARRIER)) in kinds
+
+
+def test_accumulates_need_the_same_basic_datatype(tmp_path):
+    def two(dt0, dt2, op2=SUM):
+        b = world(3)
+        b.rma(0, RmaOp.ACCUMULATE, 0, 1, 0, 4, mpi_op=SUM, datatype_size=dt0, site=("a.c", 5))
+        b.rma(2, RmaOp.ACCUMULATE, 0, 1, 0, 4, mpi_op=op2, datatype_size=dt2, site=("a.c", 9))
+        return b
+
+    assert run(two(INT, INT), tmp_path) == []
+    assert lines(run(two(INT, FLOAT), tmp_path)) == [(9, 5)]
+    assert lines(run(two(INT, INT, op2=3), tmp_path)) == [(9, 5)]
