@@ -419,9 +419,9 @@ def _rma_rows(cols, ro: RankOrder, clk: Clocks, reg: Regions, rma: np.ndarray) -
     t_write = np.where(np.isin(op, list(GETS)) | ((atomic == 1) & (mop == NO_OP)), 0, 1)
     t_role = np.where(t_write == 1, TARGET_WRITE, TARGET_READ)
     bl = np.where(np.isin(op, list(GETS)), B_TGET, B_TPUT)
-    # a call with a derived target datatype is one row for its local buffers (device -1) and one row
+    # a call with a derived target datatype is one row for its local buffers (device -2) and one row
     # per block of its type map (the tracer's decomposition, with each block's basic datatype)
-    m = ok & (size > 0) & (dsize != -1)
+    m = ok & (size > 0) & (dsize != -2)
     out.append(_rows(rma[m], win[m], t_idx[m], lo[m], lo[m] + size[m], t_role[m], t_write[m], 0, atomic[m], mop[m],
                      dsize[m], u[m], seg[rma][m], comp.target_rank[m], comp.target_cut[m], loc[m], op[m], win[m],
                      target[m], disp[m], bl[m]))

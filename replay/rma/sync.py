@@ -12,7 +12,7 @@ Conventions (used by every RMA module; "rank" in the clock code means a unit):
 - edges: send -> matching receive (n-th send from a to b on (comm, tag) with the n-th receive),
   barriers / all-to-all collectives and ``MPI_Win_fence`` (everyone before -> everyone after),
   PSCW ``post -> start`` and ``complete -> wait``, and the OpenMP edges between the threads of a
-  rank (``quiver.replay.omp_order``). Locks give no edge (see rma_access).
+  rank (``quiver.replay.threads.omp_order``). Locks give no edge (see rma_access).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from quiver.formats import EventKind, MessageKind, MpiSyncKind
-from quiver.replay.omp_order import TASK_KINDS, ordering_rows, thread_edges
+from quiver.replay.threads.omp_order import TASK_KINDS, ordering_rows, thread_edges
 
 SYNC_KINDS = (EventKind.MPI_SYNC, EventKind.MPI_REQUEST, EventKind.MPI_MESSAGE, EventKind.WIN_FREE,
               EventKind.SYNC, *TASK_KINDS)
@@ -34,7 +34,7 @@ class RankOrder:
 
     Units are the (rank, thread) pairs that have synchronisation events (an MPI call or an OpenMP
     sync); a thread without any is folded into its rank's first unit. Clocks are over units, so
-    two threads of one rank are ordered only by the OpenMP edges of ``quiver.replay.omp_order``.
+    two threads of one rank are ordered only by the OpenMP edges of ``quiver.replay.threads.omp_order``.
     """
 
     ranks: np.ndarray          # sorted distinct ranks

@@ -1,13 +1,13 @@
 """The MPI-RMA checker on hybrid ranks (LogBuilder logs): threads of one rank are ordered only by
-OpenMP synchronisation (quiver.replay.omp_order), completion on any thread, accumulate datatypes."""
+OpenMP synchronisation (quiver.replay.threads.omp_order), completion on any thread, accumulate datatypes."""
 
 from __future__ import annotations
 
 import numpy as np
-from quiver.formats import LogBuilder, OmpMutexKind, RmaOp, SyncKind, read_log
+from quiver.formats import DependKind, LogBuilder, OmpMutexKind, RmaOp, SyncKind, read_log
 from quiver.formats import MpiSyncKind as S
-from quiver.replay.omp_order import thread_edges
 from quiver.replay.rma.check import check_rma
+from quiver.replay.threads.omp_order import thread_edges
 
 BASE = {0: 0x10000, 1: 0x20000, 2: 0x30000}
 BUF = 0x90000
@@ -168,3 +168,25 @@ def test_accumulates_need_the_same_basic_datatype(tmp_path):
     assert run(two(INT, INT), tmp_path) == []
     assert lines(run(two(INT, FLOAT), tmp_path)) == [(9, 5)]
     assert lines(run(two(INT, INT, op2=3), tmp_path)) == [(9, 5)]
+
+
+def test_task_depend_orders_sibling_tasks(tmp_path):
+    def tasks(depend: bool) -> LogBuilder:
+        b = world()
+        fork(b)
+        b.task_create(5, flags=1, thread=0)
+        b.task_create(6, flags=1, thread=0)
+        if depend:
+            b.task_depend(5, 0x500, DependKind.OUT, thread=0)
+            b.task_depend(6, 0x500, DependKind.IN, thread=0)
+        b.task_begin(5, thread=1)
+        b.rma(0, RmaOp.PUT, 0, 1, 0, 4, origin_addr=BUF, site=("h.c", 10), thread=1)
+        b.mpi_sync(0, S.FLUSH_LOCAL, 0, target=1, site=("h.c", 11), thread=1)
+        b.task_end(5, thread=1)
+        b.task_begin(6, thread=0)
+        b.access(BUF, 4, write=True, site=("h.c", 20), thread=0)
+        b.task_end(6, thread=0)
+        return b
+
+    assert run(tasks(True), tmp_path) == []
+    assert lines(run(tasks(False), tmp_path)) == [(20, 10)]

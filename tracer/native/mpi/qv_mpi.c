@@ -516,10 +516,10 @@ static void rma_event(const qvm_rma *c, uintptr_t pc) {
   } else {
     /* a derived target datatype: one RMA event per block of its type map (`device` = the block's
      * basic datatype, no local buffers), after one that stands for the call's local buffers
-     * (`device` -1: no target bytes), so strided targets touch only their bytes */
+     * (`device` -2: no target bytes), so strided targets touch only their bytes */
     static __thread qvm_typemap tm;
     typemap(&tm, c->tcount, c->tdt);
-    e.device = tm.n ? -1 : 0;
+    e.device = tm.n ? -2 : 0;
     emit(&e, pc);
     for (int b = 0; b < tm.n; b++) {
       qv_event_t be = e;

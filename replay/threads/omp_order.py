@@ -15,15 +15,18 @@ Edges:
   LogBuilder logs, uses each barrier row as both);
 - mutex (lock, ``critical``, ``ordered``, lock-based ``atomic``): the release that follows the
   k-th acquisition of a mutex -> the (k+1)-th acquisition;
-- explicit tasks: creation -> the task's first event; the task's end -> the next ``taskwait`` and
-  the next ``taskgroup`` end of its creating thread, and that thread's next barrier departure.
+- explicit tasks: creation -> the task's first event; ``depend``: the end of a predecessor sibling
+  -> the start of its successor (in/out/inout of OpenMP 5; mutexinoutset/inoutset as inout); the
+  task's end -> the next ``taskwait`` and the next ``taskgroup`` end of its creating thread, and
+  that thread's next barrier departure.
 ``flush``, worksharing begin/end and ``masked`` order nothing on their own.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from quiver.formats import EventKind, SyncKind, TaskFlag
+from numba import njit
+from quiver.formats import DependKind, EventKind, SyncKind, TaskFlag
 
 # SYNC ops that are points in a thread's order (cuts): every one of them may start or end an edge
 ORDERING_SYNC = (SyncKind.TASKWAIT, SyncKind.BARRIER, SyncKind.TASKGROUP_BEGIN, SyncKind.TASKGROUP_END,
@@ -90,6 +93,55 @@ def _pairs(a_inst: np.ndarray, a_rows: np.ndarray, d_inst: np.ndarray, d_rows: n
     src = a_rows[ao][a_start[inst] + k // np.maximum(nd[inst], 1)]
     dst = d_rows[do][d_start[inst] + k % np.maximum(nd[inst], 1)]
     return src, dst
+
+
+@njit(cache=True)
+def dependence_edges(scope, addr, kind, task, order):
+    """Predecessor/successor task pairs from depend items visited in (scope, addr, row) order."""
+    n = len(order)
+    pred = np.empty(n * 4 + 4, dtype=np.int64)
+    succ = np.empty(n * 4 + 4, dtype=np.int64)
+    ne = 0
+    i = 0
+    while i < n:
+        j = i
+        while j < n and scope[order[j]] == scope[order[i]] and addr[order[j]] == addr[order[i]]:
+            j += 1
+        last_out = -1
+        readers_from = i       # readers since last_out are order[readers_from:p] with kind IN
+        for p in range(i, j):
+            e = order[p]
+            t = task[e]
+            if kind[e] == 1:   # in
+                if last_out >= 0 and last_out != t:
+                    if ne >= len(pred):
+                        pred = np.concatenate((pred, np.empty(len(pred), np.int64)))
+                        succ = np.concatenate((succ, np.empty(len(succ), np.int64)))
+                    pred[ne] = last_out
+                    succ[ne] = t
+                    ne += 1
+            else:              # out / inout (mutexinoutset, inoutset: as inout)
+                if last_out >= 0 and last_out != t:
+                    if ne >= len(pred):
+                        pred = np.concatenate((pred, np.empty(len(pred), np.int64)))
+                        succ = np.concatenate((succ, np.empty(len(succ), np.int64)))
+                    pred[ne] = last_out
+                    succ[ne] = t
+                    ne += 1
+                for q in range(readers_from, p):
+                    rq = order[q]
+                    if kind[rq] == 1 and task[rq] != t:
+                        if ne >= len(pred):
+                            pred = np.concatenate((pred, np.empty(len(pred), np.int64)))
+                            succ = np.concatenate((succ, np.empty(len(succ), np.int64)))
+                        pred[ne] = task[rq]
+                        succ[ne] = t
+                        ne += 1
+                last_out = t
+                readers_from = p + 1
+        i = j
+    return pred[:ne], succ[:ne]
+
 
 
 def thread_edges(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -163,6 +215,28 @@ def thread_edges(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         s, d = _pairs(*_two_keys(rank, ident, create, _first_per_key(rank, ident, begin)))
         src.append(s)
         dst.append(d)
+        # depend: the end of a predecessor sibling -> the start of its successor (OpenMP 5 rules)
+        dep = np.flatnonzero(kind == EventKind.TASK_DEPEND)
+        if len(dep):
+            task_key = _pack(np.r_[rank[create], rank[dep]], np.r_[ident[create], ident[dep]])
+            c_task, d_task = task_key[:len(create)], task_key[len(create):]
+            n_t = int(task_key.max()) + 1
+            parent = np.full(n_t, -1, np.int64)
+            parent[c_task] = cols["id2"][create]
+            first_begin = np.full(n_t, -1, np.int64)
+            first_end = np.full(n_t, -1, np.int64)
+            for rows, out in ((_first_per_key(rank, ident, begin), first_begin),
+                              (_first_per_key(rank, ident, end), first_end)):
+                k = _pack(np.r_[rank[create], rank[dep], rank[rows]], np.r_[ident[create], ident[dep], ident[rows]])
+                out[k[len(create) + len(dep):]] = rows
+            scope = _pack(rank[dep], parent[d_task])
+            daddr = cols["addr"][dep].astype(np.int64)
+            dkind = np.where(op[dep] == int(DependKind.IN), 1, 2).astype(np.int64)
+            order = np.lexsort((dep, daddr, scope))
+            pred, succ = dependence_edges(scope, daddr, dkind, d_task, order)
+            ok = (first_end[pred] >= 0) & (first_begin[succ] >= 0)
+            src.append(first_end[pred[ok]])
+            dst.append(first_begin[succ[ok]])
         c_rows, e_rows = _pairs(*_two_keys(rank, ident, create, _first_per_key(rank, ident, end)))
         for w in (rows_of(SyncKind.TASKWAIT), rows_of(SyncKind.TASKGROUP_END), depart):
             nxt = _next_on_thread(tkey[w], w, tkey[c_rows], np.maximum(c_rows, e_rows))
