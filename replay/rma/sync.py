@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from quiver.formats import EventKind, MessageKind, MpiSyncKind
+from quiver.replay.nowait.tasks import build_task_model
 from quiver.replay.threads.omp_order import TASK_KINDS, ordering_rows, thread_edges
 
 SYNC_KINDS = (EventKind.MPI_SYNC, EventKind.MPI_REQUEST, EventKind.MPI_MESSAGE, EventKind.WIN_FREE,
@@ -59,23 +60,46 @@ def _sync_mask(cols: dict[str, np.ndarray]) -> np.ndarray:
     return mpi | ordering_rows(cols)
 
 
+def _execution_units(cols: dict[str, np.ndarray], ridx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per event: (thread, task) of the context that ran it: a thread's implicit task (task 0) or a
+    deferred explicit task (task = 1 + its id, thread -1: it may resume on another thread).
+
+    The contexts are the nowait checker's task model (``quiver.replay.nowait.tasks``): one model of
+    which task ran which event for every checker.
+    """
+    thread = cols["thread"].astype(np.int64)
+    if not np.isin(cols["kind"], np.array([int(k) for k in TASK_KINDS], dtype=cols["kind"].dtype)).any():
+        return thread, np.zeros(len(thread), np.int64)
+    tm = build_task_model(None, cols)  # type: ignore[arg-type]  (cols given: the log is not read)
+    ctx = tm.ctx.astype(np.int64)
+    in_task = ctx >= tm.n_threads
+    task = np.zeros(len(ctx), np.int64)
+    task[in_task] = 1 + (tm.task_key[ctx[in_task] - tm.n_threads] & ((1 << 40) - 1))
+    return np.where(in_task, -1, thread), task
+
+
 def rank_order(cols: dict[str, np.ndarray], ranks: np.ndarray | None = None) -> RankOrder:
     """Units and segments of every event; ``ranks`` (sorted) when the events are one shard of a bigger log."""
     kind = cols["kind"]
     rank = cols["rank"].astype(np.int64)
-    thread = cols["thread"].astype(np.int64)
     ranks = np.unique(rank) if ranks is None else np.asarray(ranks, dtype=np.int64)
     ridx = np.searchsorted(ranks, rank)
+    thread, task = _execution_units(cols, ridx)
     is_sync = _sync_mask(cols)
-    # units: (rank index, thread) of sync rows, plus one per rank that has none
-    pairs = np.unique(np.stack([ridx[is_sync], thread[is_sync]]), axis=1) if is_sync.any() else np.zeros((2, 0), int)
-    missing = np.setdiff1d(np.arange(len(ranks)), pairs[0])
-    pairs = np.concatenate([pairs, np.stack([missing, np.zeros(len(missing), np.int64)])], axis=1)
-    pairs = pairs[:, np.lexsort((pairs[1], pairs[0]))]
-    unit_rank, unit_thread = pairs[0].astype(np.int64), pairs[1].astype(np.int64)
-    span = int(thread.max()) + 2 if len(thread) else 2
-    ukey = unit_rank * span + unit_thread
-    q = ridx * span + thread
+    # units: (rank index, thread, task) of sync rows, plus one per rank that has none
+    key_rows = np.stack([ridx, thread, task])
+    units = np.unique(key_rows[:, is_sync], axis=1) if is_sync.any() else np.zeros((3, 0), np.int64)
+    missing = np.setdiff1d(np.arange(len(ranks)), units[0])
+    units = np.concatenate([units, np.stack([missing, np.zeros(len(missing), np.int64),
+                                             np.zeros(len(missing), np.int64)])], axis=1).astype(np.int64)
+    units = units[:, np.lexsort((units[2], units[1], units[0]))]
+    unit_rank, unit_thread = units[0], units[1]
+    # dense codes of (thread, task) shared by units and events
+    both = np.concatenate([units, key_rows], axis=1)
+    code = np.unique(both[1:], axis=1, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    span = int(code.max()) + 1 if len(code) else 1
+    ukey = units[0] * span + code[:units.shape[1]]
+    q = ridx * span + code[units.shape[1]:]
     pos = np.minimum(np.searchsorted(ukey, q), len(ukey) - 1)
     first = np.searchsorted(unit_rank, ridx)          # the rank's first unit
     unit = np.where(ukey[pos] == q, pos, first).astype(np.int64)
@@ -238,7 +262,7 @@ def clocks(cols: dict[str, np.ndarray], strings: list[str], ro: RankOrder) -> Cl
     # OpenMP edges between the threads of each rank
     ts, td = thread_edges(cols)
     for i, j in zip(ts, td):
-        if ro.is_sync[i] and ro.is_sync[j]:
+        if ro.is_sync[i] and ro.is_sync[j] and unit[i] != unit[j]:
             point.setdefault((int(unit[j]), int(seg[j])), []).append((int(unit[i]), int(seg[i])))
     group_of: dict[tuple[int, int], tuple[int, int]] = {}
     for g, members in groups.items():

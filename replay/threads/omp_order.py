@@ -3,9 +3,10 @@
 Why one module: every checker that asks "is this thread's access ordered with that thread's?"
 (the MPI-RMA checker for hybrid ranks, the ``nowait`` checker for host threads) needs the same
 edges from the same SYNC / TASK events (formats/FORMAT.md), so they are derived once, here.
-An edge ``s -> d`` means: everything its thread did up to row ``s`` happens before everything
-``d``'s thread does from row ``d`` on. Contexts are host *threads* (an explicit task's events are
-in the program order of the thread that runs it).
+An edge ``s -> d`` means: everything the context of row ``s`` did up to it happens before
+everything ``d``'s context does from row ``d`` on. Contexts are host threads' implicit tasks and
+deferred explicit tasks (``quiver.replay.nowait.tasks``); the consumer drops edges inside one
+context.
 
 Edges:
 - fork: ``parallel begin`` -> each ``implicit task begin`` of the region;
@@ -246,7 +247,7 @@ def thread_edges(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
     s = np.concatenate(src).astype(np.int64) if src else np.zeros(0, np.int64)
     d = np.concatenate(dst).astype(np.int64) if dst else np.zeros(0, np.int64)
-    keep = (s >= 0) & (d >= 0) & (tkey[s] != tkey[d])
+    keep = (s >= 0) & (d >= 0) & (s != d)
     return s[keep], d[keep]
 
 

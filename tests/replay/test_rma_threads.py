@@ -143,7 +143,7 @@ def test_task_end_orders_before_taskwait(tmp_path):
     assert run(b, tmp_path) == []
 
 
-def test_thread_edges_skip_edges_inside_one_thread(tmp_path):
+def test_thread_edges_fork_and_barrier(tmp_path):
     b = world()
     fork(b)
     barrier(b, 1)
@@ -152,7 +152,7 @@ def test_thread_edges_skip_edges_inside_one_thread(tmp_path):
     log = read_log(p)
     cols = log.columns()
     s, d = thread_edges(cols)
-    assert len(s) and np.all(cols["thread"][s] != cols["thread"][d])
+    assert len(s) and np.all(s != d)
     kinds = {(int(cols["op"][i]), int(cols["op"][j])) for i, j in zip(s, d)}
     assert (int(SyncKind.PARALLEL_BEGIN), int(SyncKind.IMPLICIT_TASK_BEGIN)) in kinds
     assert (int(SyncKind.BARRIER), int(SyncKind.BARRIER)) in kinds
@@ -190,3 +190,31 @@ def test_task_depend_orders_sibling_tasks(tmp_path):
 
     assert run(tasks(True), tmp_path) == []
     assert lines(run(tasks(False), tmp_path)) == [(20, 10)]
+
+
+def test_sibling_tasks_on_one_thread_are_not_ordered(tmp_path):
+    """A task is its own context: two tasks the same thread happened to run one after the other are
+    unordered (another schedule runs them on two threads at once)."""
+    def tasks(taskwait_between: bool) -> LogBuilder:
+        b = world()
+        fork(b)
+        b.task_create(5, flags=1, thread=0)
+        if taskwait_between:
+            b.task_begin(5, thread=0)
+            b.rma(0, RmaOp.PUT, 0, 1, 0, 4, origin_addr=BUF, site=("h.c", 10), thread=0)
+            b.mpi_sync(0, S.FLUSH_LOCAL, 0, target=1, site=("h.c", 11), thread=0)
+            b.task_end(5, thread=0)
+            b.sync(SyncKind.TASKWAIT, thread=0)
+        b.task_create(6, flags=1, thread=0)
+        if not taskwait_between:
+            b.task_begin(5, thread=1)
+            b.rma(0, RmaOp.PUT, 0, 1, 0, 4, origin_addr=BUF, site=("h.c", 10), thread=1)
+            b.mpi_sync(0, S.FLUSH_LOCAL, 0, target=1, site=("h.c", 11), thread=1)
+            b.task_end(5, thread=1)
+        b.task_begin(6, thread=1)
+        b.access(BUF, 4, write=True, site=("h.c", 20), thread=1)
+        b.task_end(6, thread=1)
+        return b
+
+    assert lines(run(tasks(False), tmp_path)) == [(20, 10)]
+    assert run(tasks(True), tmp_path) == []
