@@ -24,8 +24,10 @@ from quiver.formats import EventKind, MessageKind, MpiSyncKind
 from quiver.replay.nowait.tasks import build_task_model
 from quiver.replay.threads.omp_order import TASK_KINDS, ordering_rows, thread_edges
 
-SYNC_KINDS = (EventKind.MPI_SYNC, EventKind.MPI_REQUEST, EventKind.MPI_MESSAGE, EventKind.WIN_FREE,
-              EventKind.SYNC, *TASK_KINDS)
+# MPI events that cut a unit's program order
+MPI_CUT_KINDS = (EventKind.MPI_SYNC, EventKind.MPI_REQUEST, EventKind.MPI_MESSAGE, EventKind.WIN_FREE)
+# every event the clocks are built from (each shard of a sharded run gets them all)
+SYNC_KINDS = (*MPI_CUT_KINDS, EventKind.SYNC, *TASK_KINDS, EventKind.TASK_DEPEND)
 INF = np.int64(1) << 40
 
 
@@ -55,8 +57,7 @@ class RankOrder:
 
 def _sync_mask(cols: dict[str, np.ndarray]) -> np.ndarray:
     kind = cols["kind"]
-    mpi = np.isin(kind, np.array([int(k) for k in SYNC_KINDS if k not in (EventKind.SYNC, *TASK_KINDS)],
-                                 dtype=kind.dtype))
+    mpi = np.isin(kind, np.array([int(k) for k in MPI_CUT_KINDS], dtype=kind.dtype))
     return mpi | ordering_rows(cols)
 
 
