@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from quiver.formats import EventKind, MessageKind, MpiSyncKind
 from quiver.replay.nowait.tasks import build_task_model
-from quiver.replay.threads.omp_order import TASK_KINDS, ordering_rows, thread_edges
+from quiver.replay.threads.omp_order import TASK_KINDS, barrier_groups, ordering_rows, thread_edges
 
 # MPI events that cut a unit's program order
 MPI_CUT_KINDS = (EventKind.MPI_SYNC, EventKind.MPI_REQUEST, EventKind.MPI_MESSAGE, EventKind.WIN_FREE)
@@ -260,11 +260,16 @@ def clocks(cols: dict[str, np.ndarray], strings: list[str], ro: RankOrder) -> Cl
         gk = _key(cols["id"][fence], nth)
         for g, i in zip(gk, fence):
             groups.setdefault((1, int(g)), []).append((int(unit[i]), int(seg[i])))
-    # OpenMP edges between the threads of each rank
-    ts, td = thread_edges(cols)
-    for i, j in zip(ts, td):
-        if ro.is_sync[i] and ro.is_sync[j] and unit[i] != unit[j]:
-            point.setdefault((int(unit[j]), int(seg[j])), []).append((int(unit[i]), int(seg[i])))
+    # OpenMP between the threads (and tasks) of each rank: point edges, and each barrier instance
+    # as a group join of its departures (each follows its thread's arrival)
+    ts, td = thread_edges(cols, barriers=False)
+    keep = ro.is_sync[ts] & ro.is_sync[td] & (unit[ts] != unit[td])
+    for du, dk, su, sk in zip(unit[td[keep]].tolist(), seg[td[keep]].tolist(), unit[ts[keep]].tolist(),
+                              seg[ts[keep]].tolist()):
+        point.setdefault((du, dk), []).append((su, sk))
+    dep, inst = barrier_groups(cols)
+    for i, g in zip(dep.tolist(), inst.tolist()):
+        groups.setdefault((2, g), []).append((int(unit[i]), int(seg[i])))
     group_of: dict[tuple[int, int], tuple[int, int]] = {}
     for g, members in groups.items():
         for m in members:

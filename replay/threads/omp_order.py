@@ -49,8 +49,13 @@ def _pack(*parts: np.ndarray) -> np.ndarray:
     """Dense keys of several integer columns (rows equal in every column get the same key)."""
     if len(parts[0]) == 0:
         return np.zeros(0, dtype=np.int64)
-    return np.unique(np.stack([np.asarray(p, dtype=np.int64) for p in parts]), axis=1,
-                     return_inverse=True)[1].reshape(-1).astype(np.int64)
+    code = np.zeros(len(parts[0]), dtype=np.int64)
+    for p in parts:
+        uniq, inv = np.unique(np.asarray(p, dtype=np.int64), return_inverse=True)
+        code = code * len(uniq) + inv.reshape(-1)
+        if int(code.max()) > (1 << 40):
+            code = np.unique(code, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return np.unique(code, return_inverse=True)[1].reshape(-1).astype(np.int64)
 
 
 def _occurrence(groups: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -145,10 +150,45 @@ def dependence_edges(scope, addr, kind, task, order):
 
 
 
-def thread_edges(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def _barrier_instances(rank, thread, ident, arrive, depart) -> tuple[np.ndarray, np.ndarray]:
+    """Instance keys of arrival and departure rows (consistent between the two)."""
+    a_occ = _occurrence(_pack(rank[arrive], thread[arrive], ident[arrive]), arrive)
+    d_occ = _occurrence(_pack(rank[depart], thread[depart], ident[depart]), depart)
+    inst = _pack(np.r_[rank[arrive], rank[depart]], np.r_[ident[arrive], ident[depart]], np.r_[a_occ, d_occ])
+    return inst[:len(arrive)], inst[len(arrive):]
+
+
+def _barrier_rows(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(arrival rows, departure rows) of host barriers (a thread without departures: each row is both)."""
+    kind, op = cols["kind"], cols["op"]
+    rank, thread, ident = cols["rank"].astype(np.int64), cols["thread"].astype(np.int64), cols["id"].astype(np.int64)
+    bar = np.flatnonzero((cols["device"] < 0) & (kind == EventKind.SYNC) & (op == int(SyncKind.BARRIER)))
+    arrive = bar[cols["aux2"][bar] == 0]
+    departs = cols["aux2"][bar] == 1
+    if len(bar):
+        grp = _pack(rank[bar], thread[bar], ident[bar])
+        has_dep = np.zeros(int(grp.max()) + 1, bool)
+        has_dep[grp[departs]] = True
+        departs = departs | ~has_dep[grp]
+    return arrive, bar[departs]
+
+
+def barrier_groups(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(departure rows, instance) of every barrier: a consumer that joins the departures of an
+    instance (each thread's departure follows its own arrival) needs no arrival -> departure edges."""
+    arrive, depart = _barrier_rows(cols)
+    if len(depart) == 0:
+        return depart, np.zeros(0, np.int64)
+    rank, thread, ident = cols["rank"].astype(np.int64), cols["thread"].astype(np.int64), cols["id"].astype(np.int64)
+    _a, d_inst = _barrier_instances(rank, thread, ident, arrive, depart)
+    return depart, d_inst
+
+
+def thread_edges(cols: dict[str, np.ndarray], barriers: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(source rows, destination rows) of every OpenMP edge between host threads (see module doc).
 
-    ``cols`` needs kind, rank, thread, device, op, id, aux2; rows are in log order.
+    ``cols`` needs kind, rank, thread, device, op, id, id2, addr, aux2; rows are in log order.
+    ``barriers`` False leaves out the arrival -> departure edges (``barrier_groups`` instead).
     """
     kind, op, rank = cols["kind"], cols["op"], cols["rank"].astype(np.int64)
     thread = cols["thread"].astype(np.int64)
@@ -165,16 +205,7 @@ def thread_edges(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     # fork and join
     fork, team, join = rows_of(SyncKind.PARALLEL_BEGIN), rows_of(SyncKind.IMPLICIT_TASK_BEGIN), \
         rows_of(SyncKind.PARALLEL_END)
-    bar = rows_of(SyncKind.BARRIER)
-    arrive = bar[cols["aux2"][bar] == 0]
-    departs = cols["aux2"][bar] == 1
-    # a thread whose barrier rows of a region carry no departure (LogBuilder logs): each row is both
-    if len(bar):
-        grp = _pack(rank[bar], thread[bar], ident[bar])
-        has_dep = np.zeros(int(grp.max()) + 1, bool)
-        has_dep[grp[departs]] = True
-        departs = departs | ~has_dep[grp]
-    depart = bar[departs]
+    arrive, depart = _barrier_rows(cols)
     s, d = _pairs(*_two_keys(rank, ident, fork, team))
     src.append(s)
     dst.append(d)
@@ -183,11 +214,9 @@ def thread_edges(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     dst.append(d)
 
     # barriers: the k-th arrival of a thread at a region's barriers meets the k-th departures
-    if len(arrive) and len(depart):
-        a_occ = _occurrence(_pack(rank[arrive], thread[arrive], ident[arrive]), arrive)
-        d_occ = _occurrence(_pack(rank[depart], thread[depart], ident[depart]), depart)
-        inst = _pack(np.r_[rank[arrive], rank[depart]], np.r_[ident[arrive], ident[depart]], np.r_[a_occ, d_occ])
-        s, d = _pairs(inst[:len(arrive)], arrive, inst[len(arrive):], depart)
+    if barriers and len(arrive) and len(depart):
+        a_inst, d_inst = _barrier_instances(rank, thread, ident, arrive, depart)
+        s, d = _pairs(a_inst, arrive, d_inst, depart)
         src.append(s)
         dst.append(d)
 
