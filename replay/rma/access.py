@@ -286,9 +286,15 @@ def completion(cols: dict[str, np.ndarray], ro: RankOrder, clk: Clocks, rma: np.
 
 
 def lock_epochs(cols: dict[str, np.ndarray], ro: RankOrder, q_rank: np.ndarray, q_win: np.ndarray,
-                q_target: np.ndarray, q_seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(epoch id or -1, exclusive?) of the passive-target epoch on (window, target) each query is in."""
-    kind, op, ridx, seg = cols["kind"], cols["op"], ro.unit, ro.seg
+                q_target: np.ndarray, q_row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(epoch id or -1, exclusive?) of the passive-target epoch on (window, target) each query is in.
+
+    A lock belongs to the process, not the thread (MPI): a query (rank index, row) is in the
+    epoch of its rank's last lock/unlock on (window, target) before it in the log, whichever
+    thread called it (one thread: its program order)."""
+    kind, op, ridx = cols["kind"], cols["op"], ro.rank_index
+    seg = np.arange(len(kind), dtype=np.int64)
+    q_seg = q_row
     sync = kind == EventKind.MPI_SYNC
     peer = cols["id2"].astype(np.int64)
     peer_idx = np.where(np.isin(peer, ro.ranks), np.searchsorted(ro.ranks, peer), -1)
@@ -453,7 +459,7 @@ def _add_epochs(cols, ro: RankOrder, a: Accesses) -> None:
     # loads/stores in its window by its lock on itself
     q = np.flatnonzero((target_side | (c["local"] == 1)) & in_window)
     if len(q):
-        lock, excl = lock_epochs(cols, ro, c["issuer"][q], c["shard"][q], c["owner"][q], c["seg"][q])
+        lock, excl = lock_epochs(cols, ro, ro.unit_rank[c["issuer"][q]], c["shard"][q], c["owner"][q], c["row"][q])
         c["lock"][q] = lock
         c["excl"][q] = excl
     # fence phases split program order only when each rank is one thread: a thread that no OpenMP
@@ -469,7 +475,8 @@ def _add_epochs(cols, ro: RankOrder, a: Accesses) -> None:
 
 
 def _add_modes(cols, ro: RankOrder, a: Accesses) -> None:
-    """Which synchronisation each RMA call was issued under: lock, lock_all, PSCW or fence."""
+    """Which synchronisation each RMA call was issued under: lock, lock_all, PSCW or fence (the
+    rank's last such call before it in the log, whichever of its threads made it)."""
     c = a.cols
     q = np.flatnonzero(c["local"] == 0)
     if len(q) == 0:
@@ -480,8 +487,9 @@ def _add_modes(cols, ro: RankOrder, a: Accesses) -> None:
     kind, op = cols["kind"], cols["op"]
     ev = np.flatnonzero((kind == EventKind.MPI_SYNC) & np.isin(op, [MpiSyncKind.FENCE, MpiSyncKind.START,
                                                                       MpiSyncKind.COMPLETE]))
-    ek, qk = _dense((ro.unit[ev], cols["id"][ev]), (c["issuer"][q], c["win"][q]))
-    last = last_at_or_before(ek, ro.seg[ev], qk, c["seg"][q])
+    q_rank, q_row = ro.unit_rank[c["issuer"][q]], c["row"][q]
+    ek, qk = _dense((ro.rank_index[ev], cols["id"][ev]), (q_rank, c["win"][q]))
+    last = last_at_or_before(ek, ev, qk, q_row)
     last_op = np.where(last >= 0, op[ev[np.maximum(last, 0)]], 0) if len(ev) else np.zeros(len(q), np.int64)
     mode[last_op == MpiSyncKind.FENCE] = MODE_FENCE
     mode[last_op == MpiSyncKind.START] = MODE_PSCW
@@ -492,10 +500,10 @@ def _add_modes(cols, ro: RankOrder, a: Accesses) -> None:
             continue
         peer = cols["id2"][ev].astype(np.int64)
         peer_idx = np.where(np.isin(peer, ro.ranks), np.searchsorted(ro.ranks, peer), -1)
-        parts = (ro.unit[ev], cols["id"][ev]) + ((peer_idx,) if per_target else ())
-        qparts = (c["issuer"][q], c["win"][q]) + ((t_idx,) if per_target else ())
+        parts = (ro.rank_index[ev], cols["id"][ev]) + ((peer_idx,) if per_target else ())
+        qparts = (q_rank, c["win"][q]) + ((t_idx,) if per_target else ())
         ek, qk = _dense(parts, qparts)
-        last = last_at_or_before(ek, ro.seg[ev], qk, c["seg"][q])
+        last = last_at_or_before(ek, ev, qk, q_row)
         inside = last >= 0
         inside[inside] = op[ev[last[inside]]] == opening
         mode[inside] = m

@@ -218,3 +218,25 @@ def test_sibling_tasks_on_one_thread_are_not_ordered(tmp_path):
 
     assert lines(run(tasks(False), tmp_path)) == [(20, 10)]
     assert run(tasks(True), tmp_path) == []
+
+
+def test_a_lock_belongs_to_the_process_not_the_thread(tmp_path):
+    """Thread 0 of rank 0 locks rank 1 exclusively, thread 1 puts inside the epoch: serialised with
+    rank 2's exclusive epoch on the same bytes; with shared locks on both sides the puts race."""
+    def two_epochs(lock_type: int) -> LogBuilder:
+        b = LogBuilder(ranks=3)
+        for r in range(3):
+            b.win_create(r, 0, BASE[r], 64, disp_unit=4)
+        b.mpi_sync(0, S.LOCK, 0, target=1, lock_type=lock_type, thread=0)
+        fork(b)
+        b.rma(0, RmaOp.PUT, 0, 1, 0, 4, origin_addr=BUF, site=("l.c", 10), thread=1)
+        barrier(b, 1)
+        b.sync(SyncKind.PARALLEL_END, thread=0, id=1)
+        b.mpi_sync(0, S.UNLOCK, 0, target=1, thread=0)
+        b.mpi_sync(2, S.LOCK, 0, target=1, lock_type=lock_type)
+        b.rma(2, RmaOp.PUT, 0, 1, 0, 4, origin_addr=BUF, site=("l.c", 20))
+        b.mpi_sync(2, S.UNLOCK, 0, target=1)
+        return b
+
+    assert run(two_epochs(1), tmp_path) == []               # MPI_LOCK_EXCLUSIVE
+    assert lines(run(two_epochs(2), tmp_path)) == [(20, 10)]  # MPI_LOCK_SHARED

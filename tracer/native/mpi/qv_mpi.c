@@ -520,6 +520,7 @@ static void rma_event(const qvm_rma *c, uintptr_t pc) {
     static __thread qvm_typemap tm;
     typemap(&tm, c->tcount, c->tdt);
     e.device = tm.n ? -2 : 0;
+    if (tm.n) e.size = (uint64_t)(obytes > 0 ? obytes : rbytes); /* the local buffers' span */
     emit(&e, pc);
     for (int b = 0; b < tm.n; b++) {
       qv_event_t be = e;
