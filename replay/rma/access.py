@@ -215,9 +215,11 @@ def _first_completion(q_key, q_target, q_row, q_unit, q_seg, e_key, e_target, e_
     out_r = np.full(n, INF, dtype=np.int64)
     for i in range(n):
         k = q_key[i]
-        j = np.searchsorted(e_key, k, side="left")
-        while j < len(e_key) and e_key[j] == k:
-            if e_row[j] > q_row[i] and (e_target[j] == -1 or e_target[j] == q_target[i]):
+        j0 = np.searchsorted(e_key, k, side="left")
+        j1 = np.searchsorted(e_key, k, side="right")
+        j = j0 + np.searchsorted(e_row[j0:j1], q_row[i], side="right")   # the first event after the call
+        while j < j1:
+            if e_target[j] == -1 or e_target[j] == q_target[i]:
                 u = e_unit[j]
                 if u == q_unit[i] or vc[vc_off[u] + e_cut[j], q_unit[i]] >= q_seg[i] + 1:
                     out_u[i] = u
