@@ -23,6 +23,8 @@ from .schema import (
     MapType,
     MessageKind,
     MpiSyncKind,
+    OmpMutexKind,
+    OmpWorkKind,
     RmaOp,
     SyncKind,
     TaskFlag,
@@ -33,6 +35,6 @@ from .writer import LogWriter, write_log
 __all__ = [
     "COLUMNS", "COLUMN_NAMES", "FAMILIES", "FORMAT_VERSION", "AccessFlag", "AllocKind", "ConstructFlag", "ConstructKind",
     "DataOpKind", "DependKind", "EventKind", "EventLog", "LockType", "LogBuilder", "LogFormatError", "LogSet", "LogWriter",
-    "MapType", "MessageKind", "MpiSyncKind", "RmaOp", "SourceLocation", "SyncKind", "TaskFlag", "WinFlavor",
+    "MapType", "MessageKind", "MpiSyncKind", "OmpMutexKind", "OmpWorkKind", "RmaOp", "SourceLocation", "SyncKind", "TaskFlag", "WinFlavor",
     "open_logs", "rank_file_name", "read_log", "validate_schema", "write_log", "write_manifest", "write_split",
 ]

@@ -190,8 +190,10 @@ class LogBuilder:
     def task_end(self, task: int, *, thread: int = 0, rank: int = 0) -> None:
         self.event(EventKind.TASK_END, id=task, thread=thread, rank=rank)
 
-    def sync(self, kind: SyncKind, *, site: Site = None, thread: int = 0, rank: int = 0, id: int = -1) -> None:
-        self.event(EventKind.SYNC, op=int(kind), loc=self._loc(site), thread=thread, rank=rank, id=id)
+    def sync(self, kind: SyncKind, *, site: Site = None, thread: int = 0, rank: int = 0, id: int = -1,
+             aux2: int = 0) -> None:
+        """``aux2``: barrier 0 arrival / 1 departure, mutex: its OmpMutexKind, worksharing: its OmpWorkKind."""
+        self.event(EventKind.SYNC, op=int(kind), loc=self._loc(site), thread=thread, rank=rank, id=id, aux2=aux2)
 
     def access(self, addr: int, size: int, *, write: bool = False, device: int = -1, construct: int = -1,
                site: Site = None, thread: int = 0, rank: int = 0, atomic: bool = False,

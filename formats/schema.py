@@ -179,6 +179,43 @@ class SyncKind(IntEnum):
     TASKGROUP_END = 4
     PARALLEL_BEGIN = 5         # fork: on the encountering thread, ``id`` = parallel region id
     IMPLICIT_TASK_BEGIN = 6    # on each thread of the team as it starts the region, ``id`` = region id
+    PARALLEL_END = 7           # join: on the encountering thread after the team's closing barrier, ``id`` = region
+    MUTEX_ACQUIRED = 8         # lock / critical / ordered acquired: ``id`` = wait id, ``aux2`` = OmpMutexKind
+    MUTEX_RELEASED = 9         # ... released
+    FLUSH = 10                 # ``#pragma omp flush`` (orders nothing alone)
+    WORK_BEGIN = 11            # worksharing construct: ``aux2`` = OmpWorkKind, ``size`` = count, ``id`` = region
+    WORK_END = 12
+    MASKED_BEGIN = 13          # master / masked (no ordering of its own)
+    MASKED_END = 14
+
+
+class OmpMutexKind(IntEnum):
+    """``aux2`` of SYNC MUTEX_ACQUIRED / MUTEX_RELEASED (OMPT ompt_mutex_t)."""
+
+    LOCK = 1
+    TEST_LOCK = 2
+    NEST_LOCK = 3
+    TEST_NEST_LOCK = 4
+    CRITICAL = 5
+    ATOMIC = 6
+    ORDERED = 7
+
+
+class OmpWorkKind(IntEnum):
+    """``aux2`` of SYNC WORK_BEGIN / WORK_END (OMPT ompt_work_t)."""
+
+    LOOP = 1
+    SECTIONS = 2
+    SINGLE_EXECUTOR = 3
+    SINGLE_OTHER = 4
+    WORKSHARE = 5
+    DISTRIBUTE = 6
+    TASKLOOP = 7
+    SCOPE = 8
+    LOOP_STATIC = 10
+    LOOP_DYNAMIC = 11
+    LOOP_GUIDED = 12
+    LOOP_OTHER = 13
 
 
 class AccessFlag(IntEnum):

@@ -43,6 +43,7 @@ from quiver.replay.nowait.tasks import (
     lookup,
     pack,
 )
+from quiver.replay.threads.omp_order import dependence_edges as _dependence_edges
 
 
 @njit(cache=True)
@@ -117,54 +118,6 @@ def _vector_clocks(ctx, n_ctx, task_ctx, last_row, release, acq_dst, acq_src):
             chain_free[ctx_chain[x]] = True
     return seg, vc[:ns, :max(n_chains, 1)].copy(), seg_chain[:ns].copy(), seg_idx[:ns].copy(), \
         seg_ctx[:ns].copy(), seg_first[:ns].copy()
-
-
-@njit(cache=True)
-def _dependence_edges(scope, addr, kind, task, order):
-    """Predecessor/successor task pairs from depend items visited in (scope, addr, row) order."""
-    n = len(order)
-    pred = np.empty(n * 4 + 4, dtype=np.int64)
-    succ = np.empty(n * 4 + 4, dtype=np.int64)
-    ne = 0
-    i = 0
-    while i < n:
-        j = i
-        while j < n and scope[order[j]] == scope[order[i]] and addr[order[j]] == addr[order[i]]:
-            j += 1
-        last_out = -1
-        readers_from = i       # readers since last_out are order[readers_from:p] with kind IN
-        for p in range(i, j):
-            e = order[p]
-            t = task[e]
-            if kind[e] == 1:   # in
-                if last_out >= 0 and last_out != t:
-                    if ne >= len(pred):
-                        pred = np.concatenate((pred, np.empty(len(pred), np.int64)))
-                        succ = np.concatenate((succ, np.empty(len(succ), np.int64)))
-                    pred[ne] = last_out
-                    succ[ne] = t
-                    ne += 1
-            else:              # out / inout (mutexinoutset, inoutset: as inout)
-                if last_out >= 0 and last_out != t:
-                    if ne >= len(pred):
-                        pred = np.concatenate((pred, np.empty(len(pred), np.int64)))
-                        succ = np.concatenate((succ, np.empty(len(succ), np.int64)))
-                    pred[ne] = last_out
-                    succ[ne] = t
-                    ne += 1
-                for q in range(readers_from, p):
-                    rq = order[q]
-                    if kind[rq] == 1 and task[rq] != t:
-                        if ne >= len(pred):
-                            pred = np.concatenate((pred, np.empty(len(pred), np.int64)))
-                            succ = np.concatenate((succ, np.empty(len(succ), np.int64)))
-                        pred[ne] = task[rq]
-                        succ[ne] = t
-                        ne += 1
-                last_out = t
-                readers_from = p + 1
-        i = j
-    return pred[:ne], succ[:ne]
 
 
 @njit(cache=True)

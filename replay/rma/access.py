@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from quiver.formats import AccessFlag, EventKind, LockType, MpiSyncKind, RmaOp, WinFlavor
 from quiver.formats.blocks import expand_blocks
 from quiver.replay.rma.sync import INF, Clocks, RankOrder, _key
@@ -33,6 +34,25 @@ WITH_RESULT = (RmaOp.GET_ACCUMULATE, RmaOp.FETCH_AND_OP, RmaOp.COMPARE_AND_SWAP,
 FIELDS = ("shard", "owner", "lo", "hi", "role", "write", "local", "atomic", "mop", "dsize", "issuer", "seg",
           "row", "end_rank", "end_cut", "lock", "excl", "phase", "bl_class", "bl_epoch", "loc", "rma_op",
           "win", "target", "disp", "mode")
+# bytes of an element of each predefined datatype code the PMPI tracer writes (FORMAT.md, RMA `device`;
+# LP64 Linux); codes >= 1000 are 1000 + size
+_BASIC_SIZES = np.array([0, 1, 1, 1, 1, 2, 2, 4, 4, 8, 8, 8, 8, 4, 8, 16, 1, 2, 4, 8, 1, 2, 4, 8, 1, 4, 8, 8, 8,
+                         8, 16, 8, 16, 16, 8, 8], dtype=np.int64)
+
+
+def element_key(code: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """Accumulates are atomic element by element: the datatype code and where elements start.
+
+    Two accumulates with the same code whose elements start at different offsets modulo the
+    element size (``MPI_INT`` at byte 0 and at byte 2) overlap on parts of elements: not atomic.
+    Codes <= 0 (derived or unknown) stay as they are.
+    """
+    code = np.asarray(code, dtype=np.int64)
+    size = np.where(code >= 1000, code - 1000, _BASIC_SIZES[np.clip(code, 0, len(_BASIC_SIZES) - 1)])
+    size = np.where((code < 1000) & (code >= len(_BASIC_SIZES)), 1, np.maximum(size, 1))
+    return np.where(code > 0, code * 64 + np.asarray(lo, dtype=np.int64) % size % 64, code)
+
+
 # synchronisation mode an RMA call was issued in (for the advice in reports)
 MODE_NONE, MODE_FENCE, MODE_LOCK, MODE_LOCK_ALL, MODE_PSCW = 0, 1, 2, 3, 4
 
@@ -176,69 +196,126 @@ def regions(cols: dict[str, np.ndarray], ro: RankOrder) -> Regions:
 
 @dataclass
 class Completion:
-    """Per RMA row: the cut (on the origin, or on the target for PSCW) after which it is complete."""
+    """Per RMA row: the (unit, cut) after which it is complete at the origin and at the target."""
 
+    origin_unit: np.ndarray
     origin_cut: np.ndarray
-    target_rank: np.ndarray     # rank index whose cut completes the target side
+    target_rank: np.ndarray     # unit whose cut completes the target side
     target_cut: np.ndarray
+
+
+@njit(cache=True)
+def _first_completion(q_key, q_target, q_row, q_unit, q_seg, e_key, e_target, e_row, e_unit, e_cut, vc, vc_off):
+    """Per query: the first event (row order) with the query's key, after it, for its target (or for
+    every target: -1), that the query's call happens before. Events sorted by (key, row).
+    Returns (unit, cut, row) with cut INF and row INF when there is none."""
+    n = len(q_key)
+    out_u = np.full(n, -1, dtype=np.int64)
+    out_c = np.full(n, INF, dtype=np.int64)
+    out_r = np.full(n, INF, dtype=np.int64)
+    for i in range(n):
+        k = q_key[i]
+        j0 = np.searchsorted(e_key, k, side="left")
+        j1 = np.searchsorted(e_key, k, side="right")
+        j = j0 + np.searchsorted(e_row[j0:j1], q_row[i], side="right")   # the first event after the call
+        while j < j1:
+            if e_target[j] == -1 or e_target[j] == q_target[i]:
+                u = e_unit[j]
+                if u == q_unit[i] or vc[vc_off[u] + e_cut[j], q_unit[i]] >= q_seg[i] + 1:
+                    out_u[i] = u
+                    out_c[i] = e_cut[j]
+                    out_r[i] = e_row[j]
+                    break
+            j += 1
+    return out_u, out_c, out_r
+
+
+def _search(ro: RankOrder, clk: Clocks, ev: np.ndarray, ev_parts: tuple, ev_target: np.ndarray, rma: np.ndarray,
+            q_parts: tuple, q_target: np.ndarray):
+    """``_first_completion`` for events ``ev`` keyed by ev_parts, queries ``rma`` keyed by q_parts."""
+    n = len(rma)
+    if len(ev) == 0 or n == 0:
+        return np.full(n, -1, np.int64), np.full(n, INF, np.int64), np.full(n, INF, np.int64)
+    ek, qk = _dense(ev_parts, q_parts)
+    o = np.lexsort((ev, ek))
+    return _first_completion(qk, q_target.astype(np.int64), rma.astype(np.int64), ro.unit[rma], ro.seg[rma],
+                             ek[o], ev_target[o].astype(np.int64), ev[o].astype(np.int64), ro.unit[ev][o],
+                             ro.seg[ev][o], clk.table, clk.off)
+
+
+def _earliest(*found: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Element-wise the (unit, cut, row) with the smallest row."""
+    u, c, r = (x.copy() for x in found[0])
+    for fu, fc, fr in found[1:]:
+        better = fr < r
+        u[better], c[better], r[better] = fu[better], fc[better], fr[better]
+    return u, c, r
 
 
 def completion(cols: dict[str, np.ndarray], ro: RankOrder, clk: Clocks, rma: np.ndarray,
                target_idx: np.ndarray) -> Completion:
-    """When each RMA call is complete at the origin and at the target (flush, unlock, fence, request, PSCW)."""
-    kind, op, ridx, seg = cols["kind"], cols["op"], ro.rank_index, ro.seg
-    o, w, q = ridx[rma], cols["id"][rma], seg[rma]
+    """When each RMA call is complete at the origin and at the target (flush, unlock, fence, request, PSCW).
+
+    A completion call on any thread of the origin rank completes the call if the call happens
+    before it (the same thread earlier, or ordered by OpenMP synchronisation).
+    """
+    kind, op, ridx = cols["kind"], cols["op"], ro.rank_index
+    o, w = ridx[rma], cols["id"][rma]
     sync = kind == EventKind.MPI_SYNC
+    peer = cols["id2"].astype(np.int64)
+    peer_idx = np.where(np.isin(peer, ro.ranks), np.searchsorted(ro.ranks, peer), -2)
 
     def sel(*ops: int) -> np.ndarray:
         return np.flatnonzero(sync & np.isin(op, np.array(ops, dtype=op.dtype)))
 
-    all_both = np.r_[sel(MpiSyncKind.FENCE, MpiSyncKind.UNLOCK_ALL, MpiSyncKind.FLUSH_ALL),
-                     np.flatnonzero(kind == EventKind.WIN_FREE)]
-    one_both = sel(MpiSyncKind.UNLOCK, MpiSyncKind.FLUSH)
-    all_orig = sel(MpiSyncKind.FLUSH_LOCAL_ALL)
-    one_orig = sel(MpiSyncKind.FLUSH_LOCAL)
-    complete = sel(MpiSyncKind.COMPLETE)
-    peer = cols["id2"].astype(np.int64)
-    peer_idx = np.where(np.isin(peer, ro.ranks), np.searchsorted(ro.ranks, peer), -1)
+    def per_target(ev: np.ndarray, one: bool) -> np.ndarray:
+        return peer_idx[ev] if one else np.full(len(ev), -1, np.int64)
 
-    ek_all, qk_all = _dense((ridx[all_both], cols["id"][all_both]), (o, w))
-    c_all = next_cut(ek_all, seg[all_both], qk_all, q)
-    ek_one, qk_one = _dense((ridx[one_both], cols["id"][one_both], peer_idx[one_both]), (o, w, target_idx))
-    c_one = next_cut(ek_one, seg[one_both], qk_one, q)
-    ek_lall, qk_lall = _dense((ridx[all_orig], cols["id"][all_orig]), (o, w))
-    c_lall = next_cut(ek_lall, seg[all_orig], qk_lall, q)
-    ek_lone, qk_lone = _dense((ridx[one_orig], cols["id"][one_orig], peer_idx[one_orig]), (o, w, target_idx))
-    c_lone = next_cut(ek_lone, seg[one_orig], qk_lone, q)
-    ek_c, qk_c = _dense((ridx[complete], cols["id"][complete]), (o, w))
-    c_complete = next_cut(ek_c, seg[complete], qk_c, q)
+    both_ev = np.r_[sel(MpiSyncKind.FENCE, MpiSyncKind.UNLOCK_ALL, MpiSyncKind.FLUSH_ALL),
+                    np.flatnonzero(kind == EventKind.WIN_FREE), sel(MpiSyncKind.UNLOCK, MpiSyncKind.FLUSH)]
+    both_t = np.isin(op[both_ev], [MpiSyncKind.UNLOCK, MpiSyncKind.FLUSH]) & (kind[both_ev] == EventKind.MPI_SYNC)
+    orig_ev = sel(MpiSyncKind.FLUSH_LOCAL_ALL, MpiSyncKind.FLUSH_LOCAL)
+    orig_t = op[orig_ev] == MpiSyncKind.FLUSH_LOCAL
+    complete = sel(MpiSyncKind.COMPLETE)
+
+    both = _search(ro, clk, both_ev, (ridx[both_ev], cols["id"][both_ev]),
+                   np.where(both_t, peer_idx[both_ev], -1), rma, (o, w), target_idx)
+    orig = _search(ro, clk, orig_ev, (ridx[orig_ev], cols["id"][orig_ev]),
+                   np.where(orig_t, peer_idx[orig_ev], -1), rma, (o, w), target_idx)
+    comp = _search(ro, clk, complete, (ridx[complete], cols["id"][complete]), per_target(complete, False),
+                   rma, (o, w), target_idx)
 
     # request completion (request ids are unique per rank)
     req = cols["aux2"][rma]
     has_req = np.isin(cols["op"][rma], [RmaOp.RPUT, RmaOp.RGET, RmaOp.RACCUMULATE, RmaOp.RGET_ACCUMULATE]) & (req >= 0)
     rq = np.flatnonzero(kind == EventKind.MPI_REQUEST)
-    ek_r, qk_r = _dense((ridx[rq], cols["aux2"][rq]), (o, req))
-    c_req = np.where(has_req, next_cut(ek_r, seg[rq], qk_r, q), INF)
+    reqc = _search(ro, clk, rq, (ridx[rq], cols["aux2"][rq]), per_target(rq, False), rma, (o, req), target_idx)
+    none = (np.full(len(rma), -1, np.int64), np.full(len(rma), INF, np.int64), np.full(len(rma), INF, np.int64))
+    reqc = tuple(np.where(has_req, x, y) for x, y in zip(reqc, none))
 
-    both = np.minimum(c_all, c_one)
-    origin_cut = np.minimum.reduce([both, c_lall, c_lone, c_complete, c_req])
+    ou, oc, _ = _earliest(both, orig, comp, reqc)
     is_rget = np.isin(cols["op"][rma], list(GETS)) & has_req
-    target_cut = np.minimum(both, np.where(is_rget, c_req, INF))
-    target_rank = o.copy()
+    tu, tc, _ = _earliest(both, tuple(np.where(is_rget, x, y) for x, y in zip(reqc, none)))
     # PSCW: the target side completes at the target's matching MPI_Win_wait
-    pscw = np.flatnonzero(c_complete < target_cut)
+    pscw = np.flatnonzero(comp[2] < _earliest(both, none)[2])
     for i in pscw:
-        waits = clk.pscw_wait.get((int(o[i]), int(c_complete[i])), [])
-        hit = next((wc for (t, wc) in waits if t == target_idx[i]), None)
+        waits = clk.pscw_wait.get((int(comp[0][i]), int(comp[1][i])), [])
+        hit = next(((wu, wc) for (wu, wc) in waits if ro.unit_rank[wu] == target_idx[i]), None)
         if hit is not None:
-            target_rank[i], target_cut[i] = target_idx[i], hit
-    return Completion(origin_cut, target_rank, target_cut)
+            tu[i], tc[i] = hit
+    return Completion(ou, oc, tu, tc)
 
 
 def lock_epochs(cols: dict[str, np.ndarray], ro: RankOrder, q_rank: np.ndarray, q_win: np.ndarray,
-                q_target: np.ndarray, q_seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(epoch id or -1, exclusive?) of the passive-target epoch on (window, target) each query is in."""
-    kind, op, ridx, seg = cols["kind"], cols["op"], ro.rank_index, ro.seg
+                q_target: np.ndarray, q_row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(epoch id or -1, exclusive?) of the passive-target epoch on (window, target) each query is in.
+
+    A lock belongs to the process, not the thread (MPI): a query (rank index, row) is in the
+    epoch of its rank's last lock/unlock on (window, target) before it in the log, whichever
+    thread called it (one thread: its program order)."""
+    kind, op, ridx = cols["kind"], cols["op"], ro.rank_index
+    seg = np.arange(len(kind), dtype=np.int64)
+    q_seg = q_row
     sync = kind == EventKind.MPI_SYNC
     peer = cols["id2"].astype(np.int64)
     peer_idx = np.where(np.isin(peer, ro.ranks), np.searchsorted(ro.ranks, peer), -1)
@@ -264,7 +341,7 @@ def fence_phase(cols: dict[str, np.ndarray], ro: RankOrder, q_rank: np.ndarray, 
                 q_seg: np.ndarray) -> np.ndarray:
     """How many fences on the window the rank has passed: accesses in different phases never race."""
     ev = np.flatnonzero((cols["kind"] == EventKind.MPI_SYNC) & (cols["op"] == MpiSyncKind.FENCE))
-    ek, qk = _dense((ro.rank_index[ev], cols["id"][ev]), (q_rank, q_win))
+    ek, qk = _dense((ro.unit[ev], cols["id"][ev]), (q_rank, q_win))
     return count_at_or_before(ek, ro.seg[ev], qk, q_seg)
 
 
@@ -285,7 +362,7 @@ def paper_epochs(cols: dict[str, np.ndarray], ro: RankOrder, q_rank: np.ndarray,
         if not m.any():
             continue
         ev_win = np.full(len(ev), -1) if private else cols["id"][ev]
-        ek, qk = _dense((ro.rank_index[ev], ev_win), (q_rank[m], q_win[m]))
+        ek, qk = _dense((ro.unit[ev], ev_win), (q_rank[m], q_win[m]))
         ordinal[m] = count_at_or_before(ek[opening], ro.seg[ev][opening], qk, q_seg[m])
         last = last_at_or_before(ek, ro.seg[ev], qk, q_seg[m])
         op_last = np.where(last >= 0, op[ev[np.maximum(last, 0)]], 0) if len(ev) else np.zeros(len(last), np.int64)
@@ -306,9 +383,10 @@ def build(cols: dict[str, np.ndarray], ro: RankOrder, clk: Clocks) -> tuple[Acce
         blk, lo, hi = expand_blocks(cols["addr"][acc], cols["size"][acc], cols["addr2"][acc], cols["aux2"][acc])
         acc = acc[blk]  # one row per block of a strided run
         write = (cols["op"][acc] & AccessFlag.WRITE) != 0
+        unit = ro.unit[acc]
         parts.append(_rows(acc, reg.shard_of(ridx[acc], lo, acc), ridx[acc], lo, hi,
-                           np.where(write, STORE, LOAD), write, 1, 0, 0, 0, ridx[acc], seg[acc],
-                           ridx[acc], seg[acc] + 1, cols["loc"][acc], 0, -1, -1, 0,
+                           np.where(write, STORE, LOAD), write, 1, 0, 0, 0, unit, seg[acc],
+                           unit, seg[acc] + 1, cols["loc"][acc], 0, -1, -1, 0,
                            np.where(write, B_STORE, B_LOAD)))
 
     rma = np.flatnonzero(kind == EventKind.RMA)
@@ -347,6 +425,7 @@ def _rma_rows(cols, ro: RankOrder, clk: Clocks, reg: Regions, rma: np.ndarray) -
     known = np.isin(target, ro.ranks)
     t_idx = np.where(known, np.searchsorted(ro.ranks, target), -1)
     o = ridx[rma]
+    u = ro.unit[rma]
     size = cols["size"][rma].astype(np.int64)
     disp = cols["aux"][rma].astype(np.int64)
     mop = np.where(np.isin(op, list(ACCUMULATES)), cols["name"][rma].astype(np.int64), 0)
@@ -367,9 +446,11 @@ def _rma_rows(cols, ro: RankOrder, clk: Clocks, reg: Regions, rma: np.ndarray) -
     t_write = np.where(np.isin(op, list(GETS)) | ((atomic == 1) & (mop == NO_OP)), 0, 1)
     t_role = np.where(t_write == 1, TARGET_WRITE, TARGET_READ)
     bl = np.where(np.isin(op, list(GETS)), B_TGET, B_TPUT)
-    m = ok & (size > 0)
+    # a call with a derived target datatype is one row for its local buffers (device -2) and one row
+    # per block of its type map (the tracer's decomposition, with each block's basic datatype)
+    m = ok & (size > 0) & (dsize != -2)
     out.append(_rows(rma[m], win[m], t_idx[m], lo[m], lo[m] + size[m], t_role[m], t_write[m], 0, atomic[m], mop[m],
-                     dsize[m], o[m], seg[rma][m], comp.target_rank[m], comp.target_cut[m], loc[m], op[m], win[m],
+                     element_key(dsize[m], lo[m]), u[m], seg[rma][m], comp.target_rank[m], comp.target_cut[m], loc[m], op[m], win[m],
                      target[m], disp[m], bl[m]))
 
     # origin side: the origin buffer (read, or written by a get) and the result buffer (written)
@@ -378,13 +459,14 @@ def _rma_rows(cols, ro: RankOrder, clk: Clocks, reg: Regions, rma: np.ndarray) -
     m = (oaddr != 0) & (size > 0)
     shard = reg.shard_of(o[m], oaddr[m], rma[m])
     out.append(_rows(rma[m], shard, o[m], oaddr[m], oaddr[m] + size[m], np.where(is_get[m], ORIGIN_WRITE, ORIGIN_READ),
-                     is_get[m].astype(np.int64), 0, 0, 0, 0, o[m], seg[rma][m], o[m], comp.origin_cut[m], loc[m], op[m],
+                     is_get[m].astype(np.int64), 0, 0, 0, 0, u[m], seg[rma][m], comp.origin_unit[m], comp.origin_cut[m],
+                     loc[m], op[m],
                      win[m], target[m], disp[m], np.where(is_get[m], B_OGET, B_OPUT)))
     raddr = cols["addr2"][rma].astype(np.int64)
     m = (raddr != 0) & (size > 0) & np.isin(op, list(WITH_RESULT))
     shard = reg.shard_of(o[m], raddr[m], rma[m])
-    out.append(_rows(rma[m], shard, o[m], raddr[m], raddr[m] + size[m], ORIGIN_WRITE, 1, 0, 0, 0, 0, o[m],
-                     seg[rma][m], o[m], comp.origin_cut[m], loc[m], op[m], win[m], target[m], disp[m], B_OGET))
+    out.append(_rows(rma[m], shard, o[m], raddr[m], raddr[m] + size[m], ORIGIN_WRITE, 1, 0, 0, 0, 0, u[m],
+                     seg[rma][m], comp.origin_unit[m], comp.origin_cut[m], loc[m], op[m], win[m], target[m], disp[m], B_OGET))
     return out
 
 
@@ -398,10 +480,12 @@ def _add_epochs(cols, ro: RankOrder, a: Accesses) -> None:
     # loads/stores in its window by its lock on itself
     q = np.flatnonzero((target_side | (c["local"] == 1)) & in_window)
     if len(q):
-        lock, excl = lock_epochs(cols, ro, c["issuer"][q], c["shard"][q], c["owner"][q], c["seg"][q])
+        lock, excl = lock_epochs(cols, ro, ro.unit_rank[c["issuer"][q]], c["shard"][q], c["owner"][q], c["row"][q])
         c["lock"][q] = lock
         c["excl"][q] = excl
-    q = np.flatnonzero(in_window)
+    # fence phases split program order only when each rank is one thread: a thread that no OpenMP
+    # synchronisation orders with the fence is in no phase (all accesses stay in phase 0)
+    q = np.flatnonzero(in_window) if not ro.threaded else np.zeros(0, np.int64)
     if len(q):
         c["phase"][q] = fence_phase(cols, ro, c["issuer"][q], c["shard"][q], c["seg"][q])
     _add_modes(cols, ro, a)
@@ -412,7 +496,8 @@ def _add_epochs(cols, ro: RankOrder, a: Accesses) -> None:
 
 
 def _add_modes(cols, ro: RankOrder, a: Accesses) -> None:
-    """Which synchronisation each RMA call was issued under: lock, lock_all, PSCW or fence."""
+    """Which synchronisation each RMA call was issued under: lock, lock_all, PSCW or fence (the
+    rank's last such call before it in the log, whichever of its threads made it)."""
     c = a.cols
     q = np.flatnonzero(c["local"] == 0)
     if len(q) == 0:
@@ -423,8 +508,9 @@ def _add_modes(cols, ro: RankOrder, a: Accesses) -> None:
     kind, op = cols["kind"], cols["op"]
     ev = np.flatnonzero((kind == EventKind.MPI_SYNC) & np.isin(op, [MpiSyncKind.FENCE, MpiSyncKind.START,
                                                                       MpiSyncKind.COMPLETE]))
-    ek, qk = _dense((ro.rank_index[ev], cols["id"][ev]), (c["issuer"][q], c["win"][q]))
-    last = last_at_or_before(ek, ro.seg[ev], qk, c["seg"][q])
+    q_rank, q_row = ro.unit_rank[c["issuer"][q]], c["row"][q]
+    ek, qk = _dense((ro.rank_index[ev], cols["id"][ev]), (q_rank, c["win"][q]))
+    last = last_at_or_before(ek, ev, qk, q_row)
     last_op = np.where(last >= 0, op[ev[np.maximum(last, 0)]], 0) if len(ev) else np.zeros(len(q), np.int64)
     mode[last_op == MpiSyncKind.FENCE] = MODE_FENCE
     mode[last_op == MpiSyncKind.START] = MODE_PSCW
@@ -436,9 +522,9 @@ def _add_modes(cols, ro: RankOrder, a: Accesses) -> None:
         peer = cols["id2"][ev].astype(np.int64)
         peer_idx = np.where(np.isin(peer, ro.ranks), np.searchsorted(ro.ranks, peer), -1)
         parts = (ro.rank_index[ev], cols["id"][ev]) + ((peer_idx,) if per_target else ())
-        qparts = (c["issuer"][q], c["win"][q]) + ((t_idx,) if per_target else ())
+        qparts = (q_rank, c["win"][q]) + ((t_idx,) if per_target else ())
         ek, qk = _dense(parts, qparts)
-        last = last_at_or_before(ek, ro.seg[ev], qk, c["seg"][q])
+        last = last_at_or_before(ek, ev, qk, q_row)
         inside = last >= 0
         inside[inside] = op[ev[last[inside]]] == opening
         mode[inside] = m

@@ -84,7 +84,7 @@ def shards(a: Accesses) -> list[tuple[int, int, np.ndarray]]:
 
 def analyze(log: EventLog, baseline: bool = False, *, ranks: np.ndarray | None = None, clk: Clocks | None = None,
             owners: np.ndarray | None = None):
-    """Everything the checker computes, for notebooks and benchmarks: (accesses, regions, ranks, pairs).
+    """Everything the checker computes, for notebooks and benchmarks: (accesses, regions, rank order, pairs).
 
     On one partition of a sharded run (quiver.replay.distributed.run), ``log`` holds every sync event plus the
     accesses routed to the memory ranks ``owners``; ``ranks`` and ``clk`` are the whole run's, and
@@ -105,7 +105,7 @@ def analyze(log: EventLog, baseline: bool = False, *, ranks: np.ndarray | None =
         los.append(lo)
         his.append(hi)
     cat = (lambda v: np.concatenate(v) if v else np.zeros(0, dtype=np.int64))
-    return a, reg, ro.ranks, (cat(xs), cat(ys), cat(los), cat(his))
+    return a, reg, ro, (cat(xs), cat(ys), cat(los), cat(his))
 
 
 def check_rma(log: EventLog, options: CheckOptions | None = None) -> list[Finding]:
@@ -113,8 +113,8 @@ def check_rma(log: EventLog, options: CheckOptions | None = None) -> list[Findin
     options = options or CheckOptions()
     if not has_rma(log):
         return []
-    a, reg, ranks, (x, y, lo, hi) = analyze(log, options.baseline)
-    return merge_findings(make_findings(log, a, reg, ranks, x, y, lo, hi, options.baseline))
+    a, reg, ro, (x, y, lo, hi) = analyze(log, options.baseline)
+    return merge_findings(make_findings(log, a, reg, ro, x, y, lo, hi, options.baseline))
 
 
 def check_rma_partition(log: EventLog, owners: np.ndarray, ranks: np.ndarray, clk: Clocks,
@@ -126,5 +126,5 @@ def check_rma_partition(log: EventLog, owners: np.ndarray, ranks: np.ndarray, cl
     """
     if not has_rma(log):
         return []
-    a, reg, ranks, (x, y, lo, hi) = analyze(log, baseline, ranks=ranks, clk=clk, owners=owners)
-    return merge_findings(make_findings(log, a, reg, ranks, x, y, lo, hi, baseline))
+    a, reg, ro, (x, y, lo, hi) = analyze(log, baseline, ranks=ranks, clk=clk, owners=owners)
+    return merge_findings(make_findings(log, a, reg, ro, x, y, lo, hi, baseline))

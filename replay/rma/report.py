@@ -23,6 +23,7 @@ from quiver.replay.rma.access import (
     Accesses,
     Regions,
 )
+from quiver.replay.rma.sync import RankOrder
 
 CALL_NAMES = {int(o): "MPI_" + o.name.title().replace("_", "_") for o in RmaOp}
 CALL_NAMES.update({int(RmaOp.GET_ACCUMULATE): "MPI_Get_accumulate", int(RmaOp.FETCH_AND_OP): "MPI_Fetch_and_op",
@@ -37,7 +38,7 @@ REQUEST_OPS = (RmaOp.RPUT, RmaOp.RGET, RmaOp.RACCUMULATE, RmaOp.RGET_ACCUMULATE)
 class _View:
     """One access row with readable properties."""
 
-    def __init__(self, log: EventLog, a: Accesses, i: int, ranks: np.ndarray) -> None:
+    def __init__(self, log: EventLog, a: Accesses, i: int, ro: RankOrder) -> None:
         c = a.cols
         self.i = i
         self.role = int(c["role"][i])
@@ -46,14 +47,20 @@ class _View:
         self.atomic = bool(c["atomic"][i])
         self.op = int(c["rma_op"][i])
         self.mop = int(c["mop"][i])
-        self.rank = int(ranks[c["issuer"][i]])
-        self.owner = int(ranks[c["owner"][i]])
+        self.rank = int(ro.ranks[ro.unit_rank[c["issuer"][i]]])
+        self.owner = int(ro.ranks[c["owner"][i]])
         self.target = int(c["target"][i])
         self.win = int(c["win"][i])
         self.mode = int(c["mode"][i])
         self.row = int(c["row"][i])
         self.loc = log.location(int(c["loc"][i]))
-        self.thread = 0
+        self.thread = int(log.col("thread")[self.row])
+        # name the thread when its rank runs several (hybrid MPI + OpenMP)
+        self.threaded = int(np.count_nonzero(ro.unit_rank == ro.unit_rank[c["issuer"][i]])) > 1
+
+    @property
+    def who(self) -> str:
+        return f"rank {self.rank} thread {self.thread}" if self.threaded else f"rank {self.rank}"
 
     @property
     def call(self) -> str:
@@ -98,8 +105,35 @@ def _completion_call(x: _View) -> str:
     return f"{flush}({t}, win)"
 
 
+def _threads_fix(x: _View, y: _View) -> str:
+    """Two threads of one rank: the OpenMP synchronisation (and MPI completion) that is missing."""
+    if x.local and not y.local:
+        x, y = y, x
+    sync = ("`#pragma omp barrier` between them, or a lock / `critical` section the first thread leaves after "
+            "it and the second enters before")
+    if y.local or x.atomic == y.atomic:
+        done = "" if x.role in (TARGET_READ,) and not x.write else f" with {_completion_call(x)}"
+        what = f"the {y.describe()} at line {y.loc.line}" if y.local else f"the {y.call} at line {y.loc.line}"
+        return (f"threads {x.thread} and {y.thread} of rank {x.rank} are not ordered: complete the {x.call} at "
+                f"{x.line()}{done} on thread {x.thread}, then order {what} on thread {y.thread} after it with "
+                f"{sync}")
+    return (f"use the same operation and basic datatype in both accumulates ({x.line()} and line {y.loc.line}) "
+            f"so MPI makes them atomic, or order threads {x.thread} and {y.thread} of rank {x.rank} with {sync}")
+
+
 def fix_text(x: _View, y: _View) -> str:
     """The synchronisation that is missing between x (earlier) and y (later)."""
+    if x.rank == y.rank and x.thread != y.thread and (x.threaded or y.threaded):
+        return _threads_fix(x, y)
+    text = _fix_text(x, y)
+    local = x if x.local else y if y.local else None
+    if local is not None and local.threaded and x.rank != y.rank:
+        text += (f"; on rank {local.rank} the {local.describe()} runs on thread {local.thread}: order it with the "
+                 f"thread that makes that MPI call too (`#pragma omp barrier` between them)")
+    return text
+
+
+def _fix_text(x: _View, y: _View) -> str:
     if x.local and not y.local:
         x, y = y, x
         swapped = True
@@ -152,7 +186,7 @@ def fix_text(x: _View, y: _View) -> str:
             f"{y.rank} (complete it, then synchronise the ranks)")
 
 
-def findings(log: EventLog, a: Accesses, reg: Regions, ranks: np.ndarray, x: np.ndarray, y: np.ndarray,
+def findings(log: EventLog, a: Accesses, reg: Regions, ro: RankOrder, x: np.ndarray, y: np.ndarray,
              lo: np.ndarray, hi: np.ndarray, baseline: bool) -> list[Finding]:
     """One Finding per distinct racing pair of sites (counts and bytes summed)."""
     if len(x) == 0:
@@ -166,7 +200,9 @@ def findings(log: EventLog, a: Accesses, reg: Regions, ranks: np.ndarray, x: np.
     swap = np.where(same, c["row"][x] > c["row"][y],
                     np.where(x_local != y_local, x_local, c["issuer"][x] > c["issuer"][y]))
     x, y = np.where(swap, y, x), np.where(swap, x, y)
-    key = np.stack([c["loc"][x], c["loc"][y], c["role"][x], c["role"][y], c["issuer"][x], c["issuer"][y],
+    # one finding per pair of sites and ranks (the threads of a worksharing loop are one finding)
+    rank_of = ro.unit_rank[c["issuer"]]
+    key = np.stack([c["loc"][x], c["loc"][y], c["role"][x], c["role"][y], rank_of[x], rank_of[y],
                     c["owner"][x], c["shard"][x], c["rma_op"][x], c["rma_op"][y]], axis=1)
     _, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
     inv = inv.reshape(-1)
@@ -174,9 +210,9 @@ def findings(log: EventLog, a: Accesses, reg: Regions, ranks: np.ndarray, x: np.
     count = np.bincount(inv)
     out: list[Finding] = []
     for g, i in enumerate(first):
-        vx, vy = _View(log, a, int(x[i]), ranks), _View(log, a, int(y[i]), ranks)
+        vx, vy = _View(log, a, int(x[i]), ro), _View(log, a, int(y[i]), ro)
         shard = int(c["shard"][x[i]])
-        owner = int(ranks[c["owner"][x[i]]])
+        owner = int(ro.ranks[c["owner"][x[i]]])
         mask = inv == g
         blo, bhi = int(lo[mask].min()), int(hi[mask].max())
         base = reg.base.get((shard, int(c["owner"][x[i]])), (0, 0))[0] if shard >= 0 else 0
@@ -188,12 +224,13 @@ def findings(log: EventLog, a: Accesses, reg: Regions, ranks: np.ndarray, x: np.
             where = f"rank {owner}'s local buffer at {blo:#x} ({bhi - blo} bytes)"
         disp = next((int(c["disp"][k]) for k in (x[i], y[i]) if not c["local"][k] and
                      c["role"][k] in (TARGET_READ, TARGET_WRITE)), None)
-        message = (f"{vy.describe()} on rank {vy.rank} races with {vx.describe()} on rank {vx.rank}: "
+        message = (f"{vy.describe()} on {vy.who} races with {vx.describe()} on {vx.who}: "
                    f"{where}, not ordered by any synchronisation")
         details = {
             "analysis": "baseline (seed 001 epochs)" if baseline else "extended",
             "ranks": sorted({vx.rank, vy.rank}),
             "access_rank": vy.rank, "other_rank": vx.rank, "memory_rank": owner,
+            "threads": [vy.thread, vx.thread],
             "window": shard if shard >= 0 else None,
             "byte_range": [blo - base, bhi - base] if shard >= 0 else [blo, bhi],
             "displacement": disp,
@@ -204,7 +241,7 @@ def findings(log: EventLog, a: Accesses, reg: Regions, ranks: np.ndarray, x: np.
             message=message,
             access=vy.site(int(threads[vy.row])),
             variable=variable,
-            related=[Related("other-access", vx.site(int(threads[vx.row])), f"{vx.describe()} on rank {vx.rank}")],
+            related=[Related("other-access", vx.site(int(threads[vx.row])), f"{vx.describe()} on {vx.who}")],
             fix=fix_text(vx, vy),
             bytes=int(nbytes[g]),
             occurrences=int(count[g]),

@@ -1,16 +1,18 @@
-"""Happens-before between MPI ranks, as vector clocks per *segment*.
+"""Happens-before between the threads of MPI ranks, as vector clocks per *segment*.
 
-Why segments: every rank's program order is cut at its synchronisation events (RMA sync calls,
-request completions, messages, window frees); all accesses between two cuts share one vector
-clock, so the clocks cost O(sync events x ranks), not O(events x ranks).
+Why segments: every unit's (a thread of a rank, see ``RankOrder``) program order is cut at its
+synchronisation events (RMA sync calls, request completions, messages, window frees, OpenMP
+synchronisation); all accesses between two cuts share one vector clock, so the clocks cost
+O(sync events x units), not O(events x units).
 
-Conventions (used by every RMA module):
-- the k-th sync event of a rank (1-based, program order) *is* cut k; accesses after it and
+Conventions (used by every RMA module; "rank" in the clock code means a unit):
+- the k-th sync event of a unit (1-based, program order) *is* cut k; accesses after it and
   before cut k+1 are in segment k (segment 0 precedes the first cut);
-- ``vc(r, s)[j] >= k`` means: rank j's cut k happens before everything in r's segment s;
+- ``vc(u, s)[j] >= k`` means: unit j's cut k happens before everything in u's segment s;
 - edges: send -> matching receive (n-th send from a to b on (comm, tag) with the n-th receive),
   barriers / all-to-all collectives and ``MPI_Win_fence`` (everyone before -> everyone after),
-  PSCW ``post -> start`` and ``complete -> wait``. Locks give no edge (see rma_access).
+  PSCW ``post -> start`` and ``complete -> wait``, and the OpenMP edges between the threads of a
+  rank (``quiver.replay.threads.omp_order``). Locks give no edge (see rma_access).
 """
 
 from __future__ import annotations
@@ -19,40 +21,100 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from quiver.formats import EventKind, MessageKind, MpiSyncKind
+from quiver.replay.nowait.tasks import build_task_model
+from quiver.replay.threads.omp_order import TASK_KINDS, barrier_groups, ordering_rows, thread_edges
 
-SYNC_KINDS = (EventKind.MPI_SYNC, EventKind.MPI_REQUEST, EventKind.MPI_MESSAGE, EventKind.WIN_FREE)
+# MPI events that cut a unit's program order
+MPI_CUT_KINDS = (EventKind.MPI_SYNC, EventKind.MPI_REQUEST, EventKind.MPI_MESSAGE, EventKind.WIN_FREE)
+# every event the clocks are built from (each shard of a sharded run gets them all)
+SYNC_KINDS = (*MPI_CUT_KINDS, EventKind.SYNC, *TASK_KINDS, EventKind.TASK_DEPEND)
 INF = np.int64(1) << 40
 
 
 @dataclass
 class RankOrder:
-    """Per event: its rank's segment, and for sync events their cut index on that rank."""
+    """Per event: its rank, its *unit* (a thread of a rank) and the unit's segment it is in.
+
+    Units are the (rank, thread) pairs that have synchronisation events (an MPI call or an OpenMP
+    sync); a thread without any is folded into its rank's first unit. Clocks are over units, so
+    two threads of one rank are ordered only by the OpenMP edges of ``quiver.replay.threads.omp_order``.
+    """
 
     ranks: np.ndarray          # sorted distinct ranks
     rank_index: np.ndarray     # per event: index of its rank in `ranks`
-    seg: np.ndarray            # per event: segment (sync events: their own cut index)
+    seg: np.ndarray            # per event: segment of its unit (sync events: their own cut index)
     is_sync: np.ndarray        # per event
-    ncuts: np.ndarray          # per rank index: number of cuts
+    ncuts: np.ndarray          # per unit: number of cuts
+    unit: np.ndarray           # per event: its unit
+    unit_rank: np.ndarray      # per unit: rank index
+    unit_thread: np.ndarray    # per unit: thread
+
+    @property
+    def threaded(self) -> bool:
+        """Does some rank have more than one unit (threads ordered by OpenMP only)?"""
+        return len(self.unit_rank) > len(np.unique(self.unit_rank))
+
+
+def _sync_mask(cols: dict[str, np.ndarray]) -> np.ndarray:
+    kind = cols["kind"]
+    mpi = np.isin(kind, np.array([int(k) for k in MPI_CUT_KINDS], dtype=kind.dtype))
+    return mpi | ordering_rows(cols)
+
+
+def _execution_units(cols: dict[str, np.ndarray], ridx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per event: (thread, task) of the context that ran it: a thread's implicit task (task 0) or a
+    deferred explicit task (task = 1 + its id, thread -1: it may resume on another thread).
+
+    The contexts are the nowait checker's task model (``quiver.replay.nowait.tasks``): one model of
+    which task ran which event for every checker.
+    """
+    thread = cols["thread"].astype(np.int64)
+    if not np.isin(cols["kind"], np.array([int(k) for k in TASK_KINDS], dtype=cols["kind"].dtype)).any():
+        return thread, np.zeros(len(thread), np.int64)
+    tm = build_task_model(None, cols)  # type: ignore[arg-type]  (cols given: the log is not read)
+    ctx = tm.ctx.astype(np.int64)
+    in_task = ctx >= tm.n_threads
+    task = np.zeros(len(ctx), np.int64)
+    task[in_task] = 1 + (tm.task_key[ctx[in_task] - tm.n_threads] & ((1 << 40) - 1))
+    return np.where(in_task, -1, thread), task
 
 
 def rank_order(cols: dict[str, np.ndarray], ranks: np.ndarray | None = None) -> RankOrder:
-    """Segments of every event; ``ranks`` (sorted) when the events are one shard of a bigger log."""
+    """Units and segments of every event; ``ranks`` (sorted) when the events are one shard of a bigger log."""
     kind = cols["kind"]
     rank = cols["rank"].astype(np.int64)
     ranks = np.unique(rank) if ranks is None else np.asarray(ranks, dtype=np.int64)
     ridx = np.searchsorted(ranks, rank)
-    is_sync = np.isin(kind, np.array([int(k) for k in SYNC_KINDS], dtype=kind.dtype))
-    order = np.lexsort((np.arange(len(kind)), ridx))     # by rank, then sequence
+    thread, task = _execution_units(cols, ridx)
+    is_sync = _sync_mask(cols)
+    # units: (rank index, thread, task) of sync rows, plus one per rank that has none
+    key_rows = np.stack([ridx, thread, task])
+    units = np.unique(key_rows[:, is_sync], axis=1) if is_sync.any() else np.zeros((3, 0), np.int64)
+    missing = np.setdiff1d(np.arange(len(ranks)), units[0])
+    units = np.concatenate([units, np.stack([missing, np.zeros(len(missing), np.int64),
+                                             np.zeros(len(missing), np.int64)])], axis=1).astype(np.int64)
+    units = units[:, np.lexsort((units[2], units[1], units[0]))]
+    unit_rank, unit_thread = units[0], units[1]
+    # dense codes of (thread, task) shared by units and events
+    both = np.concatenate([units, key_rows], axis=1)
+    code = _key(both[1], both[2])
+    span = int(code.max()) + 1 if len(code) else 1
+    ukey = units[0] * span + code[:units.shape[1]]
+    q = ridx * span + code[units.shape[1]:]
+    pos = np.minimum(np.searchsorted(ukey, q), len(ukey) - 1)
+    first = np.searchsorted(unit_rank, ridx)          # the rank's first unit
+    unit = np.where(ukey[pos] == q, pos, first).astype(np.int64)
+    nu = len(ukey)
+    order = np.lexsort((np.arange(len(kind)), unit))     # by unit, then sequence
     s = is_sync[order].astype(np.int64)
     csum = np.cumsum(s)
-    # subtract the running count at the start of each rank's block
-    starts = np.searchsorted(ridx[order], np.arange(len(ranks)))
+    starts = np.searchsorted(unit[order], np.arange(nu))
     base = np.where(starts > 0, csum[np.maximum(starts - 1, 0)], 0)
     seg_sorted = csum - np.repeat(base, np.diff(np.append(starts, len(order))))
     seg = np.empty(len(kind), dtype=np.int64)
     seg[order] = seg_sorted
-    ncuts = np.bincount(ridx[is_sync], minlength=len(ranks)).astype(np.int64)
-    return RankOrder(ranks, ridx, seg, is_sync, ncuts)
+    ncuts = np.bincount(unit[is_sync], minlength=nu).astype(np.int64)
+    return RankOrder(ranks, ridx, seg, is_sync, ncuts, unit, unit_rank, unit_thread)
 
 
 def _nth(keys: np.ndarray) -> np.ndarray:
@@ -100,21 +162,24 @@ def _group_ranks(text: str) -> set[int]:
 
 
 def _pscw_edges(cols, strings, ro: RankOrder, rank_pos: dict[int, int]):
-    """Point edges post->start and complete->wait, and the complete->wait map for completion."""
+    """Point edges post->start and complete->wait, and the complete->wait map for completion.
+
+    Groups name ranks; the events are (unit, cut) points of the thread that called them.
+    """
     kind, op = cols["kind"], cols["op"]
     sel = np.flatnonzero((kind == EventKind.MPI_SYNC) & np.isin(op, [MpiSyncKind.POST, MpiSyncKind.START,
                                                                       MpiSyncKind.COMPLETE, MpiSyncKind.WAIT]))
-    edges: list[tuple[int, int, int, int]] = []   # (dst r, dst cut, src r, src cut)
+    edges: list[tuple[int, int, int, int]] = []   # (dst unit, dst cut, src unit, src cut)
     waits: dict[tuple[int, int], list[tuple[int, int]]] = {}
     if len(sel) == 0:
         return edges, waits
     # per (rank, window): ordered list of events
-    posts: dict[tuple[int, int], list[list]] = {}   # (target rank, win) -> [[cut, group, wait_cut]]
-    starts: dict[tuple[int, int], list[list]] = {}  # (origin rank, win) -> [[cut, group, complete_cut]]
+    posts: dict[tuple[int, int], list[list]] = {}   # (target rank, win) -> [[(u, cut), group, (u, wait cut)]]
+    starts: dict[tuple[int, int], list[list]] = {}  # (origin rank, win) -> [[(u, cut), group, (u, complete cut)]]
     for i in sel:
         r = int(ro.rank_index[i])
         w = int(cols["id"][i])
-        k = int(ro.seg[i])
+        k = (int(ro.unit[i]), int(ro.seg[i]))
         o = int(op[i])
         name = int(cols["name"][i])
         group = _group_ranks(strings[name] if 0 <= name < len(strings) else "")
@@ -141,19 +206,19 @@ def _pscw_edges(cols, strings, ro: RankOrder, rank_pos: dict[int, int]):
                 if n >= len(matching):
                     continue
                 p_cut, _g, w_cut = matching[n]
-                edges.append((o_r, s_cut, t, p_cut))            # post -> start
+                edges.append((*s_cut, *p_cut))            # post -> start
                 if c_cut is not None and w_cut is not None:
-                    edges.append((t, w_cut, o_r, c_cut))        # complete -> wait
-                    waits.setdefault((o_r, c_cut), []).append((t, w_cut))
+                    edges.append((*w_cut, *c_cut))        # complete -> wait
+                    waits.setdefault(c_cut, []).append(w_cut)
     return edges, waits
 
 
 def clocks(cols: dict[str, np.ndarray], strings: list[str], ro: RankOrder) -> Clocks:
     """Vector clocks of every segment of every rank, from the sync events of the log."""
-    nr = len(ro.ranks)
+    nr = len(ro.unit_rank)
     rank_pos = {int(r): i for i, r in enumerate(ro.ranks)}
     kind, op = cols["kind"], cols["op"]
-    ridx, seg = ro.rank_index, ro.seg
+    ridx, seg, unit = ro.rank_index, ro.seg, ro.unit
 
     # point edges (dst rank, dst cut) <- (src rank, src cut)
     point: dict[tuple[int, int], list[tuple[int, int]]] = {}
@@ -176,7 +241,7 @@ def clocks(cols: dict[str, np.ndarray], strings: list[str], ro: RankOrder) -> Cl
         for k, n, i in zip(rk, r_nth, recvs):
             j = lookup.get((int(k), int(n)))
             if j is not None:
-                point.setdefault((int(ridx[i]), int(seg[i])), []).append((int(ridx[j]), int(seg[j])))
+                point.setdefault((int(unit[i]), int(seg[i])), []).append((int(unit[j]), int(seg[j])))
     pscw, waits = _pscw_edges(cols, strings, ro, rank_pos)
     for dr, dk, sr, sk_ in pscw:
         point.setdefault((dr, dk), []).append((sr, sk_))
@@ -188,13 +253,23 @@ def clocks(cols: dict[str, np.ndarray], strings: list[str], ro: RankOrder) -> Cl
         nth = _nth(_key(ridx[coll], cols["aux2"][coll]))
         gk = _key(np.zeros(len(coll)), cols["aux2"][coll], nth)
         for g, i in zip(gk, coll):
-            groups.setdefault((0, int(g)), []).append((int(ridx[i]), int(seg[i])))
+            groups.setdefault((0, int(g)), []).append((int(unit[i]), int(seg[i])))
     fence = np.flatnonzero((kind == EventKind.MPI_SYNC) & (op == MpiSyncKind.FENCE))
     if len(fence):
         nth = _nth(_key(ridx[fence], cols["id"][fence]))
         gk = _key(cols["id"][fence], nth)
         for g, i in zip(gk, fence):
-            groups.setdefault((1, int(g)), []).append((int(ridx[i]), int(seg[i])))
+            groups.setdefault((1, int(g)), []).append((int(unit[i]), int(seg[i])))
+    # OpenMP between the threads (and tasks) of each rank: point edges, and each barrier instance
+    # as a group join of its departures (each follows its thread's arrival)
+    ts, td = thread_edges(cols, barriers=False)
+    keep = ro.is_sync[ts] & ro.is_sync[td] & (unit[ts] != unit[td])
+    for du, dk, su, sk in zip(unit[td[keep]].tolist(), seg[td[keep]].tolist(), unit[ts[keep]].tolist(),
+                              seg[ts[keep]].tolist()):
+        point.setdefault((du, dk), []).append((su, sk))
+    dep, inst = barrier_groups(cols)
+    for i, g in zip(dep.tolist(), inst.tolist()):
+        groups.setdefault((2, g), []).append((int(unit[i]), int(seg[i])))
     group_of: dict[tuple[int, int], tuple[int, int]] = {}
     for g, members in groups.items():
         for m in members:

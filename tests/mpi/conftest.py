@@ -48,7 +48,7 @@ def mpi_binaries(tmp_path_factory) -> dict[str, Path]:
 
     def build(p: Program) -> tuple[str, Path, subprocess.CompletedProcess]:
         exe = out / p.name
-        proc = subprocess.run([TRACE, "mpicc", "-g", str(p.source), "-o", str(exe)], check=False,
+        proc = subprocess.run([TRACE, "mpicc", "-g", *p.flags, str(p.source), "-o", str(exe)], check=False,
                               capture_output=True, text=True)
         return p.name, exe, proc
 

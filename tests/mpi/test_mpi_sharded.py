@@ -94,3 +94,15 @@ def test_record_split_refuses_a_file(mpi_binaries, tmp_path):
     proc = trace("record", "-n", "3", "--split", "-o", str(f), "--", str(mpi_binaries["every_race"]))
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"trace: error: {f} exists and is not a directory (a split log is a directory)"
+
+
+@pytest.mark.parametrize("name", ["thr_serialized", "thr_sync"])
+def test_hybrid_logs_same_report_shard_by_shard(mpi_record, name):
+    """Every shard gets the OpenMP events (tasks and their `depend` items too) the thread clocks need."""
+    rec = mpi_record(name)
+    assert rec.proc.returncode == 0, rec.proc.stderr[-2000:]
+    args = ["analyze", str(rec.log), "--check", "rma", "--format", "json"]
+    alone = trace(*args)
+    assert sorted((a, b) for a, _ra, b, _rb in races(alone.stdout)) == rec.program.expected
+    workers = trace(*args, "--workers", "2")
+    assert workers.returncode == 1 and workers.stdout == alone.stdout, workers.stderr

@@ -7,9 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
-from quiver.formats import read_log
+from quiver.formats import EventKind, OmpMutexKind, OmpWorkKind, SyncKind, read_log
 
 pytestmark = pytest.mark.clang
 
@@ -184,3 +185,27 @@ def test_mapping_in_a_loop_keeps_every_host_address(record_c):
     assert (deletes["variable"] == "b").all()
     host_reads = t.accesses.filter((pl.col("side") == "host") & (pl.col("line") == 12))
     assert host_reads.height == 5000  # s += b[1]: each block is tracked while mapped, forgotten at free
+
+
+def test_host_thread_synchronisation_is_recorded(record_c):
+    """omp-sync: the join, mutexes (critical, lock, ordered), worksharing, master, flush, barrier kinds."""
+    run = record_c("omp/host_sync.c")
+    assert run.stdout == "4 6 2\n"
+    cols = read_log(run.log).columns()
+    sync = cols["kind"] == EventKind.SYNC
+    ops = cols["op"][sync]
+    aux2 = cols["aux2"][sync]
+    assert np.count_nonzero(ops == SyncKind.PARALLEL_BEGIN) == 1
+    assert np.count_nonzero(ops == SyncKind.PARALLEL_END) == 1
+    acquired = ops == SyncKind.MUTEX_ACQUIRED
+    released = ops == SyncKind.MUTEX_RELEASED
+    for kind, n in ((OmpMutexKind.CRITICAL, 2), (OmpMutexKind.LOCK, 2), (OmpMutexKind.ORDERED, 4)):
+        assert np.count_nonzero(acquired & (aux2 == kind)) == n
+        assert np.count_nonzero(released & (aux2 == kind)) == n
+    work = set(aux2[ops == SyncKind.WORK_BEGIN].tolist())
+    assert {int(OmpWorkKind.SINGLE_EXECUTOR), int(OmpWorkKind.SINGLE_OTHER), int(OmpWorkKind.SECTIONS)} <= work
+    assert work & {int(OmpWorkKind.LOOP), *range(int(OmpWorkKind.LOOP_STATIC), int(OmpWorkKind.LOOP_OTHER) + 1)}
+    assert np.count_nonzero(ops == SyncKind.MASKED_BEGIN) == 1
+    assert np.count_nonzero(ops == SyncKind.FLUSH) == 2
+    barrier_kinds = set(cols["id2"][sync][ops == SyncKind.BARRIER].tolist())
+    assert {3, 9} <= barrier_kinds   # explicit `barrier`, the region's closing barrier

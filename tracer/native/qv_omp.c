@@ -53,13 +53,17 @@ static _Atomic int64_t g_construct_id;
 static _Atomic int64_t g_task_id;
 static _Atomic int64_t g_region_id;
 static int g_ompt_on;
+/* the PMPI tracer's pending window-access runs (when it is loaded): flushed before every OpenMP
+ * sync event, so a thread's window loads/stores keep their place around barriers and locks */
+static void (*g_qvm_flush)(void);
 
 /* ---- small helpers ---- */
 
 #define CB_ENTER(t)                 \
   qv_tls *t = &qv_t;                \
   if (!qv_rec) return;              \
-  qv_runs_flush(t)
+  qv_runs_flush(t);                 \
+  if (g_qvm_flush) g_qvm_flush()
 
 /* Task ids in ompt_data_t.value: (id << 1) | is_target_task. */
 static inline int64_t task_of(const ompt_data_t *d) {
@@ -468,8 +472,103 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data, const ompt_fr
   /* the fork: everything the team does is ordered after what this thread did before */
   qv_event_t e = QV_EVENT_INIT;
   e.kind = QV_K_SYNC;
-  e.op = 5;
+  e.op = QV_S_PARALLEL_BEGIN;
   e.id = id;
+  e.aux = t->dev >= 0 ? t->construct : -1;
+  e.device = t->dev;
+  e.pc = (uintptr_t)codeptr_ra;
+  e.flags = QV_F_PC_RET;
+  qv_emit(&e);
+}
+
+/* the join: the encountering thread continues after every thread of the team arrived at the
+ * region's closing barrier (the replay orders those arrivals before this event) */
+static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering_task_data, int flags,
+                            const void *codeptr_ra) {
+  (void)encountering_task_data, (void)flags;
+  CB_ENTER(t);
+  qv_event_t e = QV_EVENT_INIT;
+  e.kind = QV_K_SYNC;
+  e.op = QV_S_PARALLEL_END;
+  e.id = parallel_data ? (int64_t)parallel_data->value : -1;
+  e.aux = t->dev >= 0 ? t->construct : -1;
+  e.device = t->dev;
+  e.pc = (uintptr_t)codeptr_ra;
+  e.flags = QV_F_PC_RET;
+  qv_emit(&e);
+}
+
+/* locks, critical, ordered, atomic (when the runtime implements it with a lock): the k-th
+ * release of a mutex happens before its (k+1)-th acquisition; `id` = wait id, `aux2` = the
+ * ompt_mutex_t kind */
+static void mutex_event(int op, ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr_ra) {
+  CB_ENTER(t);
+  qv_event_t e = QV_EVENT_INIT;
+  e.kind = QV_K_SYNC;
+  e.op = op;
+  e.id = (int64_t)wait_id;
+  e.aux = t->dev >= 0 ? t->construct : -1;
+  e.aux2 = (int64_t)kind;
+  e.device = t->dev;
+  e.pc = (uintptr_t)codeptr_ra;
+  e.flags = QV_F_PC_RET;
+  qv_emit(&e);
+}
+
+static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr_ra) {
+  mutex_event(QV_S_MUTEX_ACQUIRED, kind, wait_id, codeptr_ra);
+}
+
+static void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr_ra) {
+  mutex_event(QV_S_MUTEX_RELEASED, kind, wait_id, codeptr_ra);
+}
+
+static void on_flush(ompt_data_t *thread_data, const void *codeptr_ra) {
+  (void)thread_data;
+  CB_ENTER(t);
+  if (t->dev >= 0) return; /* host threads only: inside kernels they would only add volume */
+  qv_event_t e = QV_EVENT_INIT;
+  e.kind = QV_K_SYNC;
+  e.op = QV_S_FLUSH;
+  e.id = t->region;
+  e.aux = t->dev >= 0 ? t->construct : -1;
+  e.device = t->dev;
+  e.pc = (uintptr_t)codeptr_ra;
+  e.flags = QV_F_PC_RET;
+  qv_emit(&e);
+}
+
+/* worksharing constructs (for, sections, single executor / other, ...): `aux2` = ompt_work_t,
+ * `size` = iteration / section count; their ordering comes from the barriers that end them
+ * (absent with nowait) */
+static void on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
+                    ompt_data_t *task_data, uint64_t count, const void *codeptr_ra) {
+  (void)task_data;
+  CB_ENTER(t);
+  if (t->dev >= 0) return; /* host threads only: inside kernels they would only add volume */
+  qv_event_t e = QV_EVENT_INIT;
+  e.kind = QV_K_SYNC;
+  e.op = endpoint == ompt_scope_begin ? QV_S_WORK_BEGIN : QV_S_WORK_END;
+  e.id = parallel_data && parallel_data->value ? (int64_t)parallel_data->value : t->region;
+  e.aux = t->dev >= 0 ? t->construct : -1;
+  e.aux2 = (int64_t)work_type;
+  e.size = count;
+  e.device = t->dev;
+  e.pc = (uintptr_t)codeptr_ra;
+  e.flags = QV_F_PC_RET;
+  qv_emit(&e);
+}
+
+/* master / masked: no ordering of its own (no barrier), recorded for the reports */
+static void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data, ompt_data_t *task_data,
+                      const void *codeptr_ra) {
+  (void)task_data;
+  CB_ENTER(t);
+  if (t->dev >= 0) return; /* host threads only: inside kernels they would only add volume */
+  qv_event_t e = QV_EVENT_INIT;
+  e.kind = QV_K_SYNC;
+  e.op = endpoint == ompt_scope_begin ? QV_S_MASKED_BEGIN : QV_S_MASKED_END;
+  e.id = parallel_data && parallel_data->value ? (int64_t)parallel_data->value : t->region;
   e.aux = t->dev >= 0 ? t->construct : -1;
   e.device = t->dev;
   e.pc = (uintptr_t)codeptr_ra;
@@ -518,7 +617,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
     /* this thread starts its part of the region (ordered after the fork) */
     qv_event_t e = QV_EVENT_INIT;
     e.kind = QV_K_SYNC;
-    e.op = 6;
+    e.op = QV_S_IMPLICIT_TASK_BEGIN;
     e.id = t->region;
     e.aux = t->dev >= 0 ? t->construct : -1;
     e.aux2 = index;
@@ -611,6 +710,7 @@ static void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoi
                  : task_of(task_data);
   e.aux = t->dev >= 0 ? t->construct : -1;
   e.aux2 = endpoint == ompt_scope_begin ? 0 : 1;
+  e.id2 = (int64_t)kind; /* ompt_sync_region_t: explicit / implicit (workshare, parallel) barrier ... */
   e.device = t->dev;
   e.pc = (uintptr_t)codeptr_ra;
   e.flags = QV_F_PC_RET;
@@ -640,7 +740,14 @@ static int tool_init(ompt_function_lookup_t lookup, int initial_device_num, ompt
   SET(task_schedule, on_task_schedule);
   SET(sync_region, on_sync_region);
   SET(thread_end, on_thread_end);
+  SET(parallel_end, on_parallel_end);
+  SET(mutex_acquired, on_mutex_acquired);
+  SET(mutex_released, on_mutex_released);
+  SET(flush, on_flush);
+  SET(work, on_work);
+  SET(masked, on_masked);
 #undef SET
+  g_qvm_flush = (void (*)(void))dlsym(RTLD_DEFAULT, "qvm_runs_flush");
   g_ompt_on = 1;
   qv_info("ompt", "1");
   return 1;

@@ -194,6 +194,17 @@ static void win_register(MPI_Win win, MPI_Comm comm, void *base, MPI_Aint size, 
   if (base && size > 0) qvm_track((uintptr_t)base, (uintptr_t)base + (uintptr_t)size, QVM_TAG_WINDOW, id, -1, -1);
 }
 
+/* ---------------------------------------------------------------- completed local buffers */
+
+/* With threads (MPI_Init_thread above MPI_THREAD_SINGLE), another thread may touch an RMA call's
+ * buffer after the call completed in real time but unordered with the completion: the buffers stay
+ * watched until MPI_Win_free, and the replay decides with happens-before. */
+static int g_keep_origins;
+
+static void origin_done(int64_t win, int64_t target, int64_t req) {
+  if (!g_keep_origins) qvm_untrack(QVM_TAG_ORIGIN, win, target, req);
+}
+
 /* ---------------------------------------------------------------- requests */
 
 #define QVM_REQ_CAP 4096 /* power of two */
@@ -284,7 +295,7 @@ static void req_done(MPI_Request h, const MPI_Status *st, uintptr_t pc) {
     e.aux2 = r.id;
     e.op = r.kind;
     emit_durable(&e, pc);
-    qvm_untrack(QVM_TAG_ORIGIN, -1, -1, r.id);
+    origin_done(-1, -1, r.id);
   } else if (r.kind == RQ_IRECV) {
     recv_done(r.comm, st, pc);
   }
@@ -304,13 +315,134 @@ static void span(MPI_Count count, MPI_Datatype dt, MPI_Aint *off, MPI_Aint *byte
   *bytes = (MPI_Aint)((count - 1) * ext + text);
 }
 
-static int basic_size(MPI_Datatype dt) {
-  int ni, na, nd, comb;
-  if (dt == MPI_DATATYPE_NULL || PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS) return 0;
-  if (comb != MPI_COMBINER_NAMED) return 0;
+/* A code per predefined datatype (the `device` column of RMA): accumulates are atomic with each
+ * other only with the same basic datatype (MPI-4.0 12.7.1), so MPI_INT and MPI_FLOAT differ. */
+static int basic_code(MPI_Datatype dt) {
+  static const MPI_Datatype known[] = {
+      MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_INT,
+      MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE,
+      MPI_LONG_DOUBLE, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T,
+      MPI_UINT32_T, MPI_UINT64_T, MPI_C_BOOL, MPI_WCHAR, MPI_AINT, MPI_OFFSET, MPI_COUNT, MPI_C_FLOAT_COMPLEX,
+      MPI_C_DOUBLE_COMPLEX, MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT};
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    if (dt == known[i]) return (int)i + 1;
   int s = 0;
   PMPI_Type_size(dt, &s);
-  return s;
+  return 1000 + s; /* another named type: by size */
+}
+
+/* The type map of a datatype as blocks {offset, bytes, basic code}, adjacent blocks of one code
+ * merged. Walks the constructors (MPI_Type_get_envelope / get_contents): contiguous, vector,
+ * hvector, indexed, hindexed, indexed_block, hindexed_block, struct, resized, dup. */
+#define QVM_MAX_BLOCKS 4096
+typedef struct {
+  MPI_Aint off[QVM_MAX_BLOCKS], len[QVM_MAX_BLOCKS];
+  int code[QVM_MAX_BLOCKS];
+  int n, overflow;
+} qvm_typemap;
+
+static void tm_add(qvm_typemap *m, MPI_Aint off, MPI_Aint len, int code) {
+  if (len <= 0) return;
+  if (m->n && m->code[m->n - 1] == code && m->off[m->n - 1] + m->len[m->n - 1] == off) {
+    m->len[m->n - 1] += len;
+    return;
+  }
+  if (m->n == QVM_MAX_BLOCKS) {
+    m->overflow = 1;
+    return;
+  }
+  m->off[m->n] = off;
+  m->len[m->n] = len;
+  m->code[m->n] = code;
+  m->n++;
+}
+
+static MPI_Aint extent_of(MPI_Datatype dt) {
+  MPI_Aint lb = 0, ext = 0;
+  PMPI_Type_get_extent(dt, &lb, &ext);
+  return ext;
+}
+
+static void tm_walk(qvm_typemap *m, MPI_Datatype dt, MPI_Aint at, int depth) {
+  if (m->overflow || depth > 16) {
+    m->overflow = 1;
+    return;
+  }
+  int ni, na, nd, comb;
+  if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS) {
+    m->overflow = 1;
+    return;
+  }
+  if (comb == MPI_COMBINER_NAMED) {
+    int s = 0;
+    PMPI_Type_size(dt, &s);
+    tm_add(m, at, s, basic_code(dt));
+    return;
+  }
+  int *ints = malloc(sizeof(int) * (size_t)(ni + 1));
+  MPI_Aint *aints = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
+  MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
+  PMPI_Type_get_contents(dt, ni, na, nd, ints, aints, types);
+  MPI_Aint ext = nd ? extent_of(types[0]) : 0;
+  switch (comb) {
+    case MPI_COMBINER_DUP: tm_walk(m, types[0], at, depth + 1); break;
+    case MPI_COMBINER_RESIZED: tm_walk(m, types[0], at, depth + 1); break; /* lb/extent: only where copies start */
+    case MPI_COMBINER_CONTIGUOUS:
+      for (int i = 0; i < ints[0]; i++) tm_walk(m, types[0], at + i * ext, depth + 1);
+      break;
+    case MPI_COMBINER_VECTOR:
+    case MPI_COMBINER_HVECTOR: {
+      MPI_Aint stride = comb == MPI_COMBINER_VECTOR ? ints[2] * ext : aints[0];
+      for (int i = 0; i < ints[0]; i++)
+        for (int j = 0; j < ints[1]; j++) tm_walk(m, types[0], at + i * stride + j * ext, depth + 1);
+      break;
+    }
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED:
+      for (int i = 0; i < ints[0]; i++) {
+        MPI_Aint d = comb == MPI_COMBINER_INDEXED ? ints[1 + ints[0] + i] * ext : aints[i];
+        for (int j = 0; j < ints[1 + i]; j++) tm_walk(m, types[0], at + d + j * ext, depth + 1);
+      }
+      break;
+    case MPI_COMBINER_INDEXED_BLOCK:
+    case MPI_COMBINER_HINDEXED_BLOCK:
+      for (int i = 0; i < ints[0]; i++) {
+        MPI_Aint d = comb == MPI_COMBINER_INDEXED_BLOCK ? ints[2 + i] * ext : aints[i];
+        for (int j = 0; j < ints[1]; j++) tm_walk(m, types[0], at + d + j * ext, depth + 1);
+      }
+      break;
+    case MPI_COMBINER_STRUCT:
+      for (int i = 0; i < ints[0]; i++) {
+        MPI_Aint e = extent_of(types[i]);
+        for (int j = 0; j < ints[1 + i]; j++) tm_walk(m, types[i], at + aints[i] + j * e, depth + 1);
+      }
+      break;
+    default: m->overflow = 1; /* subarray, darray, ...: the call's whole span */
+  }
+  for (int i = 0; i < nd; i++) {
+    int ci, ca, cd, cc;
+    PMPI_Type_get_envelope(types[i], &ci, &ca, &cd, &cc);
+    if (cc != MPI_COMBINER_NAMED) PMPI_Type_free(&types[i]);
+  }
+  free(ints);
+  free(aints);
+  free(types);
+}
+
+/* count elements of dt: their blocks (0 blocks = overflow: use the span) */
+static void typemap(qvm_typemap *m, MPI_Count count, MPI_Datatype dt) {
+  m->n = 0;
+  m->overflow = 0;
+  if (count <= 0 || dt == MPI_DATATYPE_NULL) return;
+  MPI_Aint ext = extent_of(dt);
+  for (MPI_Count i = 0; i < count && !m->overflow; i++) tm_walk(m, dt, (MPI_Aint)i * ext, 0);
+  if (m->overflow) m->n = 0;
+}
+
+static int is_named(MPI_Datatype dt) {
+  int ni, na, nd, comb;
+  return dt != MPI_DATATYPE_NULL && PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) == MPI_SUCCESS &&
+         comb == MPI_COMBINER_NAMED;
 }
 
 static int op_code(MPI_Op op) {
@@ -377,12 +509,32 @@ static void rma_event(const qvm_rma *c, uintptr_t pc) {
   e.addr2 = c->result ? (uint64_t)(uintptr_t)c->result + roff : 0;
   e.name = c->mop; /* an MPI_Op code, not a string id (QV_F_NAME_INT) */
   e.flags = QV_F_NAME_INT;
-  e.device = basic_size(c->tdt);
   e.aux2 = c->req;
-  emit(&e, pc);
+  if (is_named(c->tdt)) {
+    e.device = basic_code(c->tdt);
+    emit(&e, pc);
+  } else {
+    /* a derived target datatype: one RMA event per block of its type map (`device` = the block's
+     * basic datatype, no local buffers), after one that stands for the call's local buffers
+     * (`device` -2: no target bytes), so strided targets touch only their bytes */
+    static __thread qvm_typemap tm;
+    typemap(&tm, c->tcount, c->tdt);
+    e.device = tm.n ? -2 : 0;
+    if (tm.n) e.size = (uint64_t)(obytes > 0 ? obytes : rbytes); /* the local buffers' span */
+    emit(&e, pc);
+    for (int b = 0; b < tm.n; b++) {
+      qv_event_t be = e;
+      be.aux = (int64_t)(dispb + tm.off[b]);
+      be.size = (uint64_t)tm.len[b];
+      be.device = tm.code[b];
+      be.addr = be.addr2 = 0;
+      emit(&be, pc);
+    }
+  }
   int64_t id = w ? w->id : -1;
-  if (e.addr && obytes > 0) qvm_track(e.addr, e.addr + (uint64_t)obytes, QVM_TAG_ORIGIN, id, tw, c->req);
-  if (e.addr2 && rbytes > 0) qvm_track(e.addr2, e.addr2 + (uint64_t)rbytes, QVM_TAG_ORIGIN, id, tw, c->req);
+  int64_t tt = g_keep_origins ? -1 : tw, rq = g_keep_origins ? -1 : c->req; /* kept until MPI_Win_free */
+  if (e.addr && obytes > 0) qvm_track(e.addr, e.addr + (uint64_t)obytes, QVM_TAG_ORIGIN, id, tt, rq);
+  if (e.addr2 && rbytes > 0) qvm_track(e.addr2, e.addr2 + (uint64_t)rbytes, QVM_TAG_ORIGIN, id, tt, rq);
 }
 
 static int64_t new_req(void) { return atomic_fetch_add(&g_next_req, 1); }
@@ -547,7 +699,7 @@ API int MPI_Win_fence(int assert_, MPI_Win win) {
   int rc = PMPI_Win_fence(assert_, win);
   if (ON) {
     sync_event(S_FENCE, win, -1, 0, -1, pc);
-    qvm_untrack(QVM_TAG_ORIGIN, win_id(win), -1, -1);
+    origin_done(win_id(win), -1, -1);
   }
   return rc;
 }
@@ -567,7 +719,7 @@ API int MPI_Win_unlock(int rank, MPI_Win win) {
   if (ON) {
     int64_t t = win_target(win, rank);
     sync_event(S_UNLOCK, win, t, 0, -1, pc);
-    qvm_untrack(QVM_TAG_ORIGIN, win_id(win), t, -1);
+    origin_done(win_id(win), t, -1);
   }
   return rc;
 }
@@ -586,7 +738,7 @@ API int MPI_Win_unlock_all(MPI_Win win) {
   int rc = PMPI_Win_unlock_all(win);
   if (ON) {
     sync_event(S_UNLOCK_ALL, win, -1, 0, -1, pc);
-    qvm_untrack(QVM_TAG_ORIGIN, win_id(win), -1, -1);
+    origin_done(win_id(win), -1, -1);
   }
   return rc;
 }
@@ -599,7 +751,7 @@ API int MPI_Win_unlock_all(MPI_Win win) {
     if (ON) {                                                           \
       int64_t t = win_target(win, rank);                                \
       sync_event(KIND, win, t, 0, -1, pc);                              \
-      qvm_untrack(QVM_TAG_ORIGIN, win_id(win), t, -1);                  \
+      origin_done(win_id(win), t, -1);                  \
     }                                                                   \
     return rc;                                                          \
   }
@@ -613,7 +765,7 @@ FLUSH_T(MPI_Win_flush_local, S_FLUSH_LOCAL)
     int rc = P##NAME(win);                                              \
     if (ON) {                                                           \
       sync_event(KIND, win, -1, 0, -1, pc);                             \
-      qvm_untrack(QVM_TAG_ORIGIN, win_id(win), -1, -1);                 \
+      origin_done(win_id(win), -1, -1);                 \
     }                                                                   \
     return rc;                                                          \
   }
@@ -650,7 +802,7 @@ API int MPI_Win_complete(MPI_Win win) {
   int rc = PMPI_Win_complete(win);
   if (ON) {
     sync_event(S_COMPLETE, win, -1, 0, -1, pc);
-    qvm_untrack(QVM_TAG_ORIGIN, win_id(win), -1, -1);
+    origin_done(win_id(win), -1, -1);
   }
   return rc;
 }
@@ -1048,7 +1200,10 @@ API int MPI_Init(int *argc, char ***argv) {
 
 API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
   int rc = PMPI_Init_thread(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS) after_init();
+  if (rc == MPI_SUCCESS) {
+    g_keep_origins = *provided > MPI_THREAD_SINGLE;
+    after_init();
+  }
   return rc;
 }
 
