@@ -39,8 +39,8 @@ def construct_name(kind: int) -> str:
 
 def map_type_name(bits: int, construct_kind: int | None = None) -> str:
     """The map type as written in a clause: ``to``, ``from``, ``tofrom``, ``alloc``, ``release`` or
-    ``delete``, after its modifiers (``always, to``). A clause without motion is ``release`` where
-    a mapping ends (exit data, the end of a target data region), else ``alloc``."""
+    ``delete``, after its modifiers (``always, to``). A clause without motion is ``release`` on
+    ``target exit data``, else ``alloc`` (what a ``target data`` clause says at both ends)."""
     to, frm = bool(bits & MapType.TO), bool(bits & MapType.FROM)
     if bits & MapType.DELETE:
         base = "delete"
@@ -50,7 +50,7 @@ def map_type_name(bits: int, construct_kind: int | None = None) -> str:
         base = "to"
     elif frm:
         base = "from"
-    elif construct_kind in (ConstructKind.TARGET_EXIT_DATA, ConstructKind.TARGET_DATA_END):
+    elif construct_kind == ConstructKind.TARGET_EXIT_DATA:  # `target data` itself cannot say release
         base = "release"
     else:
         base = "alloc"

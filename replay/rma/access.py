@@ -34,6 +34,25 @@ WITH_RESULT = (RmaOp.GET_ACCUMULATE, RmaOp.FETCH_AND_OP, RmaOp.COMPARE_AND_SWAP,
 FIELDS = ("shard", "owner", "lo", "hi", "role", "write", "local", "atomic", "mop", "dsize", "issuer", "seg",
           "row", "end_rank", "end_cut", "lock", "excl", "phase", "bl_class", "bl_epoch", "loc", "rma_op",
           "win", "target", "disp", "mode")
+# bytes of an element of each predefined datatype code the PMPI tracer writes (FORMAT.md, RMA `device`;
+# LP64 Linux); codes >= 1000 are 1000 + size
+_BASIC_SIZES = np.array([0, 1, 1, 1, 1, 2, 2, 4, 4, 8, 8, 8, 8, 4, 8, 16, 1, 2, 4, 8, 1, 2, 4, 8, 1, 4, 8, 8, 8,
+                         8, 16, 8, 16, 16, 8, 8], dtype=np.int64)
+
+
+def element_key(code: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """Accumulates are atomic element by element: the datatype code and where elements start.
+
+    Two accumulates with the same code whose elements start at different offsets modulo the
+    element size (``MPI_INT`` at byte 0 and at byte 2) overlap on parts of elements: not atomic.
+    Codes <= 0 (derived or unknown) stay as they are.
+    """
+    code = np.asarray(code, dtype=np.int64)
+    size = np.where(code >= 1000, code - 1000, _BASIC_SIZES[np.clip(code, 0, len(_BASIC_SIZES) - 1)])
+    size = np.where((code < 1000) & (code >= len(_BASIC_SIZES)), 1, np.maximum(size, 1))
+    return np.where(code > 0, code * 64 + np.asarray(lo, dtype=np.int64) % size % 64, code)
+
+
 # synchronisation mode an RMA call was issued in (for the advice in reports)
 MODE_NONE, MODE_FENCE, MODE_LOCK, MODE_LOCK_ALL, MODE_PSCW = 0, 1, 2, 3, 4
 
@@ -196,9 +215,11 @@ def _first_completion(q_key, q_target, q_row, q_unit, q_seg, e_key, e_target, e_
     out_r = np.full(n, INF, dtype=np.int64)
     for i in range(n):
         k = q_key[i]
-        j = np.searchsorted(e_key, k, side="left")
-        while j < len(e_key) and e_key[j] == k:
-            if e_row[j] > q_row[i] and (e_target[j] == -1 or e_target[j] == q_target[i]):
+        j0 = np.searchsorted(e_key, k, side="left")
+        j1 = np.searchsorted(e_key, k, side="right")
+        j = j0 + np.searchsorted(e_row[j0:j1], q_row[i], side="right")   # the first event after the call
+        while j < j1:
+            if e_target[j] == -1 or e_target[j] == q_target[i]:
                 u = e_unit[j]
                 if u == q_unit[i] or vc[vc_off[u] + e_cut[j], q_unit[i]] >= q_seg[i] + 1:
                     out_u[i] = u
@@ -429,7 +450,7 @@ def _rma_rows(cols, ro: RankOrder, clk: Clocks, reg: Regions, rma: np.ndarray) -
     # per block of its type map (the tracer's decomposition, with each block's basic datatype)
     m = ok & (size > 0) & (dsize != -2)
     out.append(_rows(rma[m], win[m], t_idx[m], lo[m], lo[m] + size[m], t_role[m], t_write[m], 0, atomic[m], mop[m],
-                     dsize[m], u[m], seg[rma][m], comp.target_rank[m], comp.target_cut[m], loc[m], op[m], win[m],
+                     element_key(dsize[m], lo[m]), u[m], seg[rma][m], comp.target_rank[m], comp.target_cut[m], loc[m], op[m], win[m],
                      target[m], disp[m], bl[m]))
 
     # origin side: the origin buffer (read, or written by a get) and the result buffer (written)

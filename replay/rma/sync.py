@@ -97,7 +97,7 @@ def rank_order(cols: dict[str, np.ndarray], ranks: np.ndarray | None = None) -> 
     unit_rank, unit_thread = units[0], units[1]
     # dense codes of (thread, task) shared by units and events
     both = np.concatenate([units, key_rows], axis=1)
-    code = np.unique(both[1:], axis=1, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    code = _key(both[1], both[2])
     span = int(code.max()) + 1 if len(code) else 1
     ukey = units[0] * span + code[:units.shape[1]]
     q = ridx * span + code[units.shape[1]:]

@@ -19,6 +19,7 @@ from quiver.formats import (
     MessageKind,
     MpiSyncKind,
     RmaOp,
+    SyncKind,
     WinFlavor,
 )
 from quiver.formats.names import ALLOC_NAMES, CONSTRUCT_NAMES, CONSTRUCT_NAMES_BY_KEY
@@ -51,6 +52,7 @@ TABLES = [
      {"DATA": "TARGET_DATA", "ENTER": "TARGET_ENTER_DATA", "EXIT": "TARGET_EXIT_DATA", "UPDATE": "TARGET_UPDATE",
       "DATA_END": "TARGET_DATA_END"}),
     ("QV_ALLOC_", ("qv_omp_int.h",), AllocKind, {}),
+    ("QV_S_", ("qv_omp_int.h",), SyncKind, {}),
     ("RMA_", ("mpi/qv_mpi.c",), RmaOp,
      {"ACC": "ACCUMULATE", "GET_ACC": "GET_ACCUMULATE", "FOP": "FETCH_AND_OP", "CAS": "COMPARE_AND_SWAP",
       "RACC": "RACCUMULATE", "RGET_ACC": "RGET_ACCUMULATE"}),

@@ -240,3 +240,15 @@ def test_a_lock_belongs_to_the_process_not_the_thread(tmp_path):
 
     assert run(two_epochs(1), tmp_path) == []               # MPI_LOCK_EXCLUSIVE
     assert lines(run(two_epochs(2), tmp_path)) == [(20, 10)]  # MPI_LOCK_SHARED
+
+
+def test_accumulates_are_atomic_element_by_element(tmp_path):
+    """The same datatype and op, but elements that start 2 bytes apart: parts of elements overlap."""
+    def two(disp2: int):
+        b = world(3)
+        b.rma(0, RmaOp.ACCUMULATE, 0, 1, 0, 8, mpi_op=SUM, datatype_size=INT, site=("a.c", 5))
+        b.rma(2, RmaOp.ACCUMULATE, 0, 1, disp2, 8, mpi_op=SUM, datatype_size=INT, site=("a.c", 9))
+        return b
+
+    assert run(two(4), tmp_path) == []
+    assert lines(run(two(2), tmp_path)) == [(9, 5)]

@@ -526,6 +526,7 @@ static void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id, const v
 static void on_flush(ompt_data_t *thread_data, const void *codeptr_ra) {
   (void)thread_data;
   CB_ENTER(t);
+  if (t->dev >= 0) return; /* host threads only: inside kernels they would only add volume */
   qv_event_t e = QV_EVENT_INIT;
   e.kind = QV_K_SYNC;
   e.op = QV_S_FLUSH;
@@ -544,6 +545,7 @@ static void on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint, ompt_
                     ompt_data_t *task_data, uint64_t count, const void *codeptr_ra) {
   (void)task_data;
   CB_ENTER(t);
+  if (t->dev >= 0) return; /* host threads only: inside kernels they would only add volume */
   qv_event_t e = QV_EVENT_INIT;
   e.kind = QV_K_SYNC;
   e.op = endpoint == ompt_scope_begin ? QV_S_WORK_BEGIN : QV_S_WORK_END;
@@ -562,6 +564,7 @@ static void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data
                       const void *codeptr_ra) {
   (void)task_data;
   CB_ENTER(t);
+  if (t->dev >= 0) return; /* host threads only: inside kernels they would only add volume */
   qv_event_t e = QV_EVENT_INIT;
   e.kind = QV_K_SYNC;
   e.op = endpoint == ompt_scope_begin ? QV_S_MASKED_BEGIN : QV_S_MASKED_END;

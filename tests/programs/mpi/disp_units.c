@@ -20,7 +20,7 @@ int main(int argc, char **argv) {
   MPI_Win win1, win4, win8, wdyn;
   MPI_Win_create(bytes, sizeof bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win1);
   MPI_Win_allocate(8 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w4, &win4);
-  MPI_Win_allocate(8 * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &w8, &win8);
+  MPI_Win_allocate_shared(8 * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &w8, &win8);
   MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &wdyn);
   MPI_Win_attach(wdyn, dyn, sizeof dyn);
   MPI_Aint base = 0, bases[3];
