@@ -65,8 +65,9 @@ def mapping_checker_available() -> bool:
 def _tracer_fingerprint() -> bytes:
     native = REPO / "tracer" / "native"
     h = hashlib.sha256()
-    for p in sorted(native.glob("*.[ch]")) if native.is_dir() else []:
-        h.update(p.name.encode() + p.read_bytes())
+    sources = [p for p in native.rglob("*") if p.suffix in (".c", ".h", ".cpp") and "build" not in p.parts]
+    for p in sorted(sources):  # the runtime and the pass plugin
+        h.update(str(p.relative_to(native)).encode() + p.read_bytes())
     return h.digest()
 
 

@@ -532,8 +532,33 @@ public:
     return SCEVExprContains(SE.getSCEV(A.Ptr), [&](const SCEV *X) {
       auto *U = dyn_cast<SCEVUnknown>(X);
       auto *Ld = U ? dyn_cast<LoadInst>(U->getValue()) : nullptr;
-      return Ld && L->contains(Ld);
+      // a load of a local variable (an -O0 induction variable or pointer in its stack slot) is
+      // not an index the loop read from memory
+      return Ld && L->contains(Ld) && !isa<AllocaInst>(Ld->getPointerOperand()->stripPointerCasts());
     });
+  }
+
+  /// A load/store of a local variable whose address is never taken: its stack slot is used only
+  /// as the address of loads and stores, so no map clause can name it and no other code can
+  /// reach it. -O0 keeps every local in such a slot (i, j, n, the pointers themselves); the
+  /// tracer would drop every one of those accesses anyway (they are in no mapped range), so they
+  /// get no callback. Optimised builds have promoted them to registers before the pass runs.
+  static bool privateSlot(Value *P) {
+    auto *AI = dyn_cast<AllocaInst>(P);
+    if (!AI || !AI->isStaticAlloca()) return false;
+    for (const Use &U : AI->uses()) {
+      const User *Us = U.getUser();
+      if (auto *SI = dyn_cast<StoreInst>(Us)) {
+        if (SI->getPointerOperand() != AI || SI->isVolatile()) return false;
+      } else if (auto *LI = dyn_cast<LoadInst>(Us)) {
+        if (LI->isVolatile()) return false;
+      } else if (auto *II = dyn_cast<IntrinsicInst>(Us)) {
+        if (!II->isLifetimeStartOrEnd() && !isa<DbgInfoIntrinsic>(II)) return false;
+      } else {
+        return false;
+      }
+    }
+    return true;
   }
 
   /// Byte offset of S's address from G's, when it is a constant.
@@ -589,7 +614,7 @@ public:
         if (!P || P->getType()->getPointerAddressSpace() != 0) continue;
         Type *T = isa<LoadInst>(I) ? I.getType() : cast<StoreInst>(I).getValueOperand()->getType();
         int Idx = sizeIndex(DL, T);
-        if (Idx < 0) continue;
+        if (Idx < 0 || privateSlot(P)) continue;
         As.push_back(Access{&I, P, 1u << Idx, isa<StoreInst>(I), Idx, {}, {}, {}, {}, {}});
       }
     if (As.empty()) return false;
@@ -681,14 +706,17 @@ struct QuiverRangePass : PassInfoMixin<QuiverRangePass> {
   PreservedAnalyses run(Function &F, FunctionAnalysisManager &FAM) {
     if (skipFunction(F)) return PreservedAnalyses::all();
     const char *Off = std::getenv("QUIVER_NO_RANGE_PASS");
-    bool H = Hoist && !F.hasOptNone() && !(Off && *Off && std::strcmp(Off, "0") != 0);
+    bool Plain = Off && *Off && std::strcmp(Off, "0") != 0;
+    bool H = Hoist && !F.hasOptNone() && !Plain;
     auto &LI = FAM.getResult<LoopAnalysis>(F);
     auto &DT = FAM.getResult<DominatorTreeAnalysis>(F);
     auto &SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
     auto &AA = FAM.getResult<AAManager>(F);
     Instrumenter I(F, LI, DT, SE, AA);
     const char *NoSkip = std::getenv("QUIVER_NO_INLINE_SKIP");
-    I.InlineSkip = H && !(NoSkip && *NoSkip && std::strcmp(NoSkip, "0") != 0); // -O0: plain callbacks
+    // -O0 too: the inline skip and call-site caches are instrumentation code only (the program's
+    // own code and line table are left as they are); QUIVER_NO_RANGE_PASS: plain callbacks
+    I.InlineSkip = !Plain && !(NoSkip && *NoSkip && std::strcmp(NoSkip, "0") != 0);
     I.SiteCache = I.InlineSkip;
     return I.run(H) ? PreservedAnalyses::none() : PreservedAnalyses::all();
   }
