@@ -170,6 +170,8 @@ class Instrumenter {
 public:
   bool InlineSkip = true;
   bool SiteCache = true;
+  bool ColdToEnd = false;                // -O0: move the call blocks to the function's end (moveColdCalls)
+  std::vector<BasicBlock *> ColdCalls;   // the out-of-line blocks checkedCall made
   Instrumenter(Function &F, LoopInfo &LI, DominatorTree &DT, ScalarEvolution &SE, AAResults &AA)
       : F(F), DL(F.getParent()->getDataLayout()), LI(LI), DT(DT), SE(SE), AA(AA),
         IntPtr(DL.getIntPtrType(F.getContext())), Exp(SE, DL, "qv") {}
@@ -440,6 +442,7 @@ public:
     // coalesces accesses whose calls are near each other as one loop body's)
     Instruction *T = Call ? SplitBlockAndInsertIfThen(Call, At, false, MDBuilder(F.getContext()).createUnlikelyBranchWeights())
                           : At;
+    if (Call && ColdToEnd) ColdCalls.push_back(T->getParent());
     IRBuilder<> C(T);
     C.SetCurrentDebugLocation(Loc);
     C.CreateCall(CB, Args);
@@ -477,6 +480,16 @@ public:
     FunctionCallee CB = callback(M, Store ? "__quiver_range_store_c" : "__quiver_range_load_c",
                                  FunctionType::get(Void, {Ptr, IntPtr, IntPtr, Ptr}, false));
     checkedCall(ElseT, nullptr, CB, {P, N, ConstantInt::get(IntPtr, Desc), C}, P, N, Store, Loc);
+  }
+
+  /// -O0 lays blocks out in IR order (no block placement), so each call block would sit between
+  /// the checks of its loop body and a body's calls would be further apart than the tracer's
+  /// "one loop body" distance (QV_NEAR_PC): move them after the function's last block, where an
+  /// optimised build's block placement puts them. Only instrumentation blocks move; the program's
+  /// own blocks keep their order and code.
+  void moveColdCalls() {
+    for (BasicBlock *BB : ColdCalls) BB->moveAfter(&F.back());
+    ColdCalls.clear();
   }
 
   /// Accesses of one kind that follow each other in a block, over adjacent bytes of one base (a
@@ -718,7 +731,10 @@ struct QuiverRangePass : PassInfoMixin<QuiverRangePass> {
     // own code and line table are left as they are); QUIVER_NO_RANGE_PASS: plain callbacks
     I.InlineSkip = !Plain && !(NoSkip && *NoSkip && std::strcmp(NoSkip, "0") != 0);
     I.SiteCache = I.InlineSkip;
-    return I.run(H) ? PreservedAnalyses::none() : PreservedAnalyses::all();
+    I.ColdToEnd = F.hasOptNone();
+    bool Changed = I.run(H);
+    I.moveColdCalls();
+    return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
   }
 };
 
