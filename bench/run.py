@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(), "kernels": [], "errors": [],
     }
     # steps: per kernel 2 builds + 3 per round, tools: 3 builds + 6 per round; synthetic: 1 + rounds
-    total = len(a.kernel_list) * (2 + 3 * a.repeat + (3 + 6 * a.repeat if settings.tools else 0))
+    total = sum(2 + 3 * a.repeat + (3 + 6 * a.repeat if settings.tools and k.has_tools else 0) for k in a.kernel_list)
     total += (2 + a.repeat) if synthetic_events else 0
     total += 2 + len(CHECKERS) if a.huge else 0   # write, analyze, one run per checker
     with Progress(TextColumn("[bold]bench[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

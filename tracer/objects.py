@@ -9,11 +9,11 @@ clause, declared in the function of the construct).
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
+from quiver.tracer import tools
 from quiver.tracer.rawread import Module
 
 BASE_SIZES = {
@@ -26,12 +26,11 @@ BASE_SIZES = {
 
 def global_objects(exe: Module | None, addrs: np.ndarray) -> list[tuple[int, int, str]]:
     """(start, size, name) of the executable's data symbols that contain any of `addrs`."""
-    nm = shutil.which("llvm-nm-19") or shutil.which("nm")
+    nm = tools.nm()
     if exe is None or nm is None or len(addrs) == 0 or not Path(exe.path).exists():
         return []
-    proc = subprocess.run([nm, "-S", "--defined-only", exe.path], check=False, capture_output=True, text=True)
     starts, sizes, names = [], [], []
-    for line in proc.stdout.splitlines():
+    for line in tools.output(tools.nm_argv(nm, exe.path)).splitlines():
         parts = line.split()
         if len(parts) == 4 and len(parts[2]) == 1 and parts[2] in "dDbBrRvV":
             try:
@@ -72,16 +71,18 @@ def type_size(type_name: str) -> int | None:
 
 def stack_objects(exe: str, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
     """Size of each (function, variable) that is a local of that function, from the debug info."""
-    tool = shutil.which("llvm-dwarfdump-19") or shutil.which("llvm-dwarfdump")
+    tool = tools.dwarfdump()
     if not tool or not wanted or not Path(exe).exists():
         return {}
-    names = sorted({v for _, v in wanted})
-    proc = subprocess.run([tool, "--show-parents", *[f"--name={v}" for v in names], exe], check=False,
-                          capture_output=True, text=True)
+    # the whole dump when `trace record` started it with the program (a small executable), else
+    # only the DIEs with the wanted names: both list every variable DIE after its parents
+    argv = tools.dwarf_all_argv(tool, exe)
+    if not tools.started(argv):
+        argv = tools.dwarf_names_argv(tool, exe, sorted({v for _, v in wanted}))
     found: dict[tuple[str, str], tuple[str, str]] = {}
     func = None
     block: list[str] = []
-    for line in [*proc.stdout.splitlines(), ""]:
+    for line in [*tools.output(argv).splitlines(), ""]:
         if _DIE.match(line) or not line.strip():
             _close_block(block, func, wanted, found)
             if "DW_TAG_subprogram" in line:

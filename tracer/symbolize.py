@@ -9,23 +9,15 @@ addresses of one object in one batch.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+from quiver.tracer import tools
 from quiver.tracer.rawread import Module
 
 Location = tuple[str, int, int, str]
 UNKNOWN: Location = ("??", 0, 0, "??")
-
-
-def symbolizer() -> str | None:
-    for name in ("llvm-symbolizer-19", "llvm-symbolizer"):
-        if shutil.which(name):
-            return name
-    return None
 
 
 def dedup_modules(mods: list[Module], renames: dict[str, str]) -> list[Module]:
@@ -44,10 +36,8 @@ def _symbolize_object(tool: str, path: str, offsets: np.ndarray) -> list[Locatio
     if not Path(path).exists():
         return [UNKNOWN] * len(offsets)
     stdin = "\n".join(f"0x{int(o):x}" for o in offsets) + "\n"
-    proc = subprocess.run([tool, "--output-style=JSON", "--inlining", "--demangle", f"--obj={path}"],
-                          input=stdin, check=False, capture_output=True, text=True)
     out: list[Location] = []
-    for line in proc.stdout.splitlines():
+    for line in tools.output(tools.symbolizer_argv(tool, path), stdin).splitlines():
         try:
             rec = json.loads(line)
         except json.JSONDecodeError:
@@ -67,7 +57,7 @@ def symbolize(pcs: np.ndarray, modules: list[Module]) -> list[Location]:
     result: list[Location] = [UNKNOWN] * len(pcs)
     if len(pcs) == 0 or not modules:
         return result
-    tool = symbolizer()
+    tool = tools.symbolizer()
     mods = sorted(modules, key=lambda m: m.lo)
     los = np.array([m.lo for m in mods], dtype=np.uint64)
     his = np.array([m.hi for m in mods], dtype=np.uint64)

@@ -20,6 +20,7 @@ from .kernels import Kernel
 
 REPO = Path(__file__).resolve().parents[2]
 CLANG = "clang-19"
+CLANGXX = "clang++-19"
 MPICC = "mpicc.mpich"
 LLVM_LIB = "/usr/lib/llvm-19/lib"
 SANITIZER_RT = f"{LLVM_LIB}/clang/19/lib/linux"
@@ -64,19 +65,21 @@ def mapping_checker_available() -> bool:
 def _tracer_fingerprint() -> bytes:
     native = REPO / "tracer" / "native"
     h = hashlib.sha256()
-    for p in sorted(native.glob("*.[ch]")) if native.is_dir() else []:
-        h.update(p.name.encode() + p.read_bytes())
+    sources = [p for p in native.rglob("*") if p.suffix in (".c", ".h", ".cpp") and "build" not in p.parts]
+    for p in sorted(sources):  # the runtime and the pass plugin
+        h.update(str(p.relative_to(native)).encode() + p.read_bytes())
     return h.digest()
 
 
 def _commands(kernel: Kernel, variant: str, exe: Path) -> tuple[list[list[str]], str]:
     """The commands that build ``exe``, and a note on how the build differs from native."""
     src, libm = str(kernel.source), (["-lm"] if kernel.needs_libm else [])
+    opt = kernel.opt
     if kernel.mpi:
-        base = [MPICC, "-O2"]
+        base = [MPICC, opt]
         return {
             "native": ([[*base, src, "-o", str(exe)]], ""),
-            "recorded": ([[TRACE, "mpicc", "-O2", src, "-o", str(exe)]], ""),
+            "recorded": ([[TRACE, "mpicc", opt, src, "-o", str(exe)]], ""),
             "asan": ([[*base, "-g", "-fsanitize=address", src, "-o", str(exe)]], "UCX_MEM_MMAP_HOOK_MODE=none"),
             "tsan": ([[*base, "-g", "-fsanitize=thread", src, "-o", str(exe)]], "UCX_MEM_MMAP_HOOK_MODE=none"),
             "msan": ([[*base, "-g", "-fsanitize=memory", src, "-o", str(exe)]],
@@ -84,9 +87,13 @@ def _commands(kernel: Kernel, variant: str, exe: Path) -> tuple[list[list[str]],
         }[variant]
     obj = str(exe) + ".o"
     rt_rpath = f"-Wl,-rpath,{SANITIZER_RT}"
+    cc, trace_cc = (CLANGXX, "cxx") if kernel.cxx else (CLANG, "cc")
+    if variant in ("native", "recorded"):
+        return {
+            "native": ([[cc, opt, *OFFLOAD, src, "-o", str(exe), *libm]], ""),
+            "recorded": ([[TRACE, trace_cc, opt, src, "-o", str(exe), *libm]], ""),
+        }[variant]
     return {
-        "native": ([[CLANG, "-O2", *OFFLOAD, src, "-o", str(exe), *libm]], ""),
-        "recorded": ([[TRACE, "cc", "-O2", src, "-o", str(exe), *libm]], ""),
         # The static ASan runtime cannot go into the device image (a DSO): instrument both sides,
         # link the shared runtime into the host program (first, so it comes first in the initial
         # library list), and the device image resolves against it.

@@ -3,6 +3,11 @@
 ``full`` sizes run 0.5-5 s natively on 2 cores; ``tools`` sizes are reduced so that valgrind and
 the sanitizers finish in seconds (native is measured again at that size for their ratios);
 ``quick`` sizes only prove the pipeline works (CI smoke).
+
+The first six are shaped like the SPEC ACCEL codes the tracer was tuned on; the rest are shapes
+nobody tuned for (issue 16): short rows that skip a halo, collapse(3), a strided column sweep, C++
+over std::vector::data(), a small program (the fixed cost), and -O0 / -O1 builds. Those have no
+``tools`` sizes: the comparison with valgrind and the sanitizers stays on the first six.
 """
 
 from __future__ import annotations
@@ -23,10 +28,21 @@ class Kernel:
     ranks: int = 0                # > 0: an MPI program run on that many ranks
     needs_libm: bool = False
     path: Path | None = None      # a program of the user's (--source); default bench/kernels/<name>.c
+    file: str = ""                # source under bench/kernels/ when several kernels share one (stencil96-60)
+    opt: str = "-O2"              # optimisation level of both builds
+    tuned: bool = True            # one of the six kernels the tracer was tuned on
 
     @property
     def source(self) -> Path:
-        return self.path or KERNEL_DIR / f"{self.name}.c"
+        return self.path or KERNEL_DIR / (self.file or f"{self.name}.c")
+
+    @property
+    def cxx(self) -> bool:
+        return self.source.suffix in (".cpp", ".cc", ".cxx")
+
+    @property
+    def has_tools(self) -> bool:
+        return bool(self.tools)
 
     @property
     def mpi(self) -> bool:
@@ -45,6 +61,27 @@ KERNELS: list[Kernel] = [
            ("4", "10000", "4")),
     Kernel("halo", "MPI-RMA halo exchange, MPI_Put + fence", ("2000000", "300"), ("500000", "60"),
            ("10000", "10"), ranks=2),
+    # Shapes nobody tuned for (issue 16).
+    Kernel("stencil96-60", "7-point float stencil, 96^3, rows of 94, target data + swap", ("96", "60"), (),
+           ("24", "4"), file="stencil96.c", tuned=False),
+    Kernel("stencil96-600", "the same at 600 sweeps", ("96", "600"), (), ("24", "8"), file="stencil96.c",
+           tuned=False),
+    Kernel("heat2d", "2D Jacobi heat sweep with a one-cell halo", ("2000", "30"), (), ("64", "4"), tuned=False),
+    Kernel("collapse3", "3D box update under collapse(3)", ("160", "16"), (), ("24", "2"), tuned=False),
+    Kernel("colmajor", "column-major (strided) sweep of a row-major matrix", ("2048", "8"), (), ("64", "2"),
+           tuned=False),
+    Kernel("vector", "C++: triad and reduction over std::vector::data()", ("4000000", "20"), (), ("10000", "2"),
+           file="vector.cpp", tuned=False),
+    Kernel("small", "small test program: one mapped array, one target region (fixed cost)", ("1000",), (),
+           ("1000",), tuned=False),
+    Kernel("heat2d-O1", "heat2d built -O1", ("2000", "30"), (), ("64", "4"), file="heat2d.c", opt="-O1",
+           tuned=False),
+    Kernel("heat2d-O0", "heat2d built -O0", ("2000", "10"), (), ("64", "4"), file="heat2d.c", opt="-O0",
+           tuned=False),
+    Kernel("matvec-O1", "matvec built -O1", ("4000", "20"), (), ("200", "10"), file="matvec.c", opt="-O1",
+           tuned=False),
+    Kernel("matvec-O0", "matvec built -O0", ("4000", "5"), (), ("200", "10"), file="matvec.c", opt="-O0",
+           tuned=False),
 ]
 
 

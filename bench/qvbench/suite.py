@@ -153,7 +153,7 @@ def measure_kernel(ctx: Context, kernel: Kernel) -> dict[str, Any]:
     can_analyze = recorded.ok and builds.trace_available("analyze")
 
     row: dict[str, Any] = {"name": kernel.name, "shape": kernel.shape, "args": list(args), "ranks": kernel.ranks,
-                           "recorded_error": recorded.error or None}
+                           "opt": kernel.opt, "tuned": kernel.tuned, "recorded_error": recorded.error or None}
     runs: dict[str, list[Measurement]] = {"native": [], "recorded": [], "analyze": []}
     log = ctx.out / f"{kernel.name}.arrow"
     stats: dict[str, Any] | None = None
@@ -192,7 +192,7 @@ def measure_kernel(ctx: Context, kernel: Kernel) -> dict[str, Any]:
         row["analyze"] = a
     else:
         row["analyze"] = None
-    row["tools"] = measure_tools(ctx, kernel, native, recorded) if s.tools else None
+    row["tools"] = measure_tools(ctx, kernel, native, recorded) if s.tools and kernel.has_tools else None
     return row
 
 

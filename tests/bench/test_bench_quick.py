@@ -78,6 +78,9 @@ def test_analysis_numbers(results: dict) -> None:
 def test_tools_measured_or_explained(results: dict) -> None:
     for k in results["kernels"]:
         tools = k["tools"]
+        if not next(x for x in KERNELS if x.name == k["name"]).has_tools:
+            assert tools is None, k["name"]   # the untuned shapes are compared with native only
+            continue
         assert tools["size"] == "quick" and _positive(tools["native"]["seconds"])
         for tool in ("memcheck", "asan", "tsan", "msan"):
             t = tools[tool]

@@ -171,3 +171,26 @@ def test_findings_match_markers_at_O2(record_c, name, extra):
     run = record_c(src, opt="-O2", extra=extra)
     assert run.returncode == 0, run.stderr
     assert findings(run.log, src) == expected(src)
+
+
+@pytest.mark.parametrize("name", ["stencil_nest", "csr_gather", "hoisted_uninit", "conditional_read"])
+def test_O0_skips_private_slots_and_records_the_same_bytes(record_c, name):
+    """-O0 keeps every local in a stack slot: loads and stores of slots whose address is never
+    taken get no callback (no map clause can name them), the others get the inline skip and the
+    call-site caches; the log has the same device bytes and findings as per access."""
+    src = RANGE / f"{name}.c"
+    ir = subprocess.run([TRACE, "cc", "-O0", "-S", "-emit-llvm", "--offload-device-only", str(src), "-o", "-"],
+                        capture_output=True, text=True, check=True).stdout
+    plain = subprocess.run([TRACE, "cc", "-O0", "-S", "-emit-llvm", "--offload-device-only", "--no-range-pass",
+                            str(src), "-o", "-"], capture_output=True, text=True, check=True).stdout
+    calls = len(re.findall(r"call void @__(?:sanitizer_cov|quiver)_\w+\(", ir))
+    assert "__quiver_skip" in ir and 0 < calls < len(re.findall(r"call void @__sanitizer_cov_(?:load|store)", plain))
+    args = ["24"] if name == "stencil_nest" else []
+    runs = {build: record_c(src, args=args, opt="-O0", extra=extra)
+            for build, extra in (("range", ()), ("per_access", PER_ACCESS))}
+    for build, run in runs.items():
+        assert run.returncode == 0, (build, run.stderr)
+        assert run.stdout == runs["per_access"].stdout
+    covs = {build: device_coverage(run.open()) for build, run in runs.items()}
+    assert covs["range"] == covs["per_access"]
+    assert mapping_report(runs["range"].log) == mapping_report(runs["per_access"].log)

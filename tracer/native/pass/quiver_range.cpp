@@ -170,6 +170,8 @@ class Instrumenter {
 public:
   bool InlineSkip = true;
   bool SiteCache = true;
+  bool ColdToEnd = false;                // -O0: move the call blocks to the function's end (moveColdCalls)
+  std::vector<BasicBlock *> ColdCalls;   // the out-of-line blocks checkedCall made
   Instrumenter(Function &F, LoopInfo &LI, DominatorTree &DT, ScalarEvolution &SE, AAResults &AA)
       : F(F), DL(F.getParent()->getDataLayout()), LI(LI), DT(DT), SE(SE), AA(AA),
         IntPtr(DL.getIntPtrType(F.getContext())), Exp(SE, DL, "qv") {}
@@ -440,6 +442,7 @@ public:
     // coalesces accesses whose calls are near each other as one loop body's)
     Instruction *T = Call ? SplitBlockAndInsertIfThen(Call, At, false, MDBuilder(F.getContext()).createUnlikelyBranchWeights())
                           : At;
+    if (Call && ColdToEnd) ColdCalls.push_back(T->getParent());
     IRBuilder<> C(T);
     C.SetCurrentDebugLocation(Loc);
     C.CreateCall(CB, Args);
@@ -477,6 +480,16 @@ public:
     FunctionCallee CB = callback(M, Store ? "__quiver_range_store_c" : "__quiver_range_load_c",
                                  FunctionType::get(Void, {Ptr, IntPtr, IntPtr, Ptr}, false));
     checkedCall(ElseT, nullptr, CB, {P, N, ConstantInt::get(IntPtr, Desc), C}, P, N, Store, Loc);
+  }
+
+  /// -O0 lays blocks out in IR order (no block placement), so each call block would sit between
+  /// the checks of its loop body and a body's calls would be further apart than the tracer's
+  /// "one loop body" distance (QV_NEAR_PC): move them after the function's last block, where an
+  /// optimised build's block placement puts them. Only instrumentation blocks move; the program's
+  /// own blocks keep their order and code.
+  void moveColdCalls() {
+    for (BasicBlock *BB : ColdCalls) BB->moveAfter(&F.back());
+    ColdCalls.clear();
   }
 
   /// Accesses of one kind that follow each other in a block, over adjacent bytes of one base (a
@@ -532,8 +545,33 @@ public:
     return SCEVExprContains(SE.getSCEV(A.Ptr), [&](const SCEV *X) {
       auto *U = dyn_cast<SCEVUnknown>(X);
       auto *Ld = U ? dyn_cast<LoadInst>(U->getValue()) : nullptr;
-      return Ld && L->contains(Ld);
+      // a load of a local variable (an -O0 induction variable or pointer in its stack slot) is
+      // not an index the loop read from memory
+      return Ld && L->contains(Ld) && !isa<AllocaInst>(Ld->getPointerOperand()->stripPointerCasts());
     });
+  }
+
+  /// A load/store of a local variable whose address is never taken: its stack slot is used only
+  /// as the address of loads and stores, so no map clause can name it and no other code can
+  /// reach it. -O0 keeps every local in such a slot (i, j, n, the pointers themselves); the
+  /// tracer would drop every one of those accesses anyway (they are in no mapped range), so they
+  /// get no callback. Optimised builds have promoted them to registers before the pass runs.
+  static bool privateSlot(Value *P) {
+    auto *AI = dyn_cast<AllocaInst>(P);
+    if (!AI || !AI->isStaticAlloca()) return false;
+    for (const Use &U : AI->uses()) {
+      const User *Us = U.getUser();
+      if (auto *SI = dyn_cast<StoreInst>(Us)) {
+        if (SI->getPointerOperand() != AI || SI->isVolatile()) return false;
+      } else if (auto *LI = dyn_cast<LoadInst>(Us)) {
+        if (LI->isVolatile()) return false;
+      } else if (auto *II = dyn_cast<IntrinsicInst>(Us)) {
+        if (!II->isLifetimeStartOrEnd() && !isa<DbgInfoIntrinsic>(II)) return false;
+      } else {
+        return false;
+      }
+    }
+    return true;
   }
 
   /// Byte offset of S's address from G's, when it is a constant.
@@ -589,7 +627,7 @@ public:
         if (!P || P->getType()->getPointerAddressSpace() != 0) continue;
         Type *T = isa<LoadInst>(I) ? I.getType() : cast<StoreInst>(I).getValueOperand()->getType();
         int Idx = sizeIndex(DL, T);
-        if (Idx < 0) continue;
+        if (Idx < 0 || privateSlot(P)) continue;
         As.push_back(Access{&I, P, 1u << Idx, isa<StoreInst>(I), Idx, {}, {}, {}, {}, {}});
       }
     if (As.empty()) return false;
@@ -681,16 +719,22 @@ struct QuiverRangePass : PassInfoMixin<QuiverRangePass> {
   PreservedAnalyses run(Function &F, FunctionAnalysisManager &FAM) {
     if (skipFunction(F)) return PreservedAnalyses::all();
     const char *Off = std::getenv("QUIVER_NO_RANGE_PASS");
-    bool H = Hoist && !F.hasOptNone() && !(Off && *Off && std::strcmp(Off, "0") != 0);
+    bool Plain = Off && *Off && std::strcmp(Off, "0") != 0;
+    bool H = Hoist && !F.hasOptNone() && !Plain;
     auto &LI = FAM.getResult<LoopAnalysis>(F);
     auto &DT = FAM.getResult<DominatorTreeAnalysis>(F);
     auto &SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
     auto &AA = FAM.getResult<AAManager>(F);
     Instrumenter I(F, LI, DT, SE, AA);
     const char *NoSkip = std::getenv("QUIVER_NO_INLINE_SKIP");
-    I.InlineSkip = H && !(NoSkip && *NoSkip && std::strcmp(NoSkip, "0") != 0); // -O0: plain callbacks
+    // -O0 too: the inline skip and call-site caches are instrumentation code only (the program's
+    // own code and line table are left as they are); QUIVER_NO_RANGE_PASS: plain callbacks
+    I.InlineSkip = !Plain && !(NoSkip && *NoSkip && std::strcmp(NoSkip, "0") != 0);
     I.SiteCache = I.InlineSkip;
-    return I.run(H) ? PreservedAnalyses::none() : PreservedAnalyses::all();
+    I.ColdToEnd = F.hasOptNone();
+    bool Changed = I.run(H);
+    I.moveColdCalls();
+    return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
   }
 };
 

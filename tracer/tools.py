@@ -1,0 +1,107 @@
+"""The binary tools finalize runs on the executable (llvm-symbolizer, nm, llvm-dwarfdump), and
+processes of them started while the program runs.
+
+Why: on a small program the fixed cost of `trace record` is start-up, imports and finalize; the
+three tools depend only on the executable, so `trace record` starts them together with the
+program (`prestart`), their start-up (each loads libLLVM) overlaps the program and finalize's
+imports, and finalize only collects their output (`output`). A command nobody started is simply
+run. `stop_all` ends whatever finalize did not use, so no process outlives `trace record`.
+
+No numpy here: this module is imported before the program starts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+# A full DWARF dump of executables up to this size is started with the program (the variables
+# named in map clauses are known only from the log); bigger ones are searched by name afterwards.
+FULL_DUMP_MAX_BYTES = 1 << 20
+
+_started: dict[tuple[str, ...], subprocess.Popen] = {}
+
+
+def _which(*names: str) -> str | None:
+    return next((p for p in map(shutil.which, names) if p), None)
+
+
+def symbolizer() -> str | None:
+    return _which("llvm-symbolizer-19", "llvm-symbolizer")
+
+
+def nm() -> str | None:
+    return _which("llvm-nm-19", "nm")
+
+
+def dwarfdump() -> str | None:
+    return _which("llvm-dwarfdump-19", "llvm-dwarfdump")
+
+
+def symbolizer_argv(tool: str, obj: str) -> list[str]:
+    """Addresses on stdin (one per line), one JSON record per address on stdout."""
+    return [tool, "--output-style=JSON", "--inlining", "--demangle", f"--obj={obj}"]
+
+
+def nm_argv(tool: str, exe: str) -> list[str]:
+    return [tool, "-S", "--defined-only", exe]
+
+
+def dwarf_names_argv(tool: str, exe: str, names: list[str]) -> list[str]:
+    """The DIEs called one of ``names``, each after its parents."""
+    return [tool, "--show-parents", *[f"--name={v}" for v in names], exe]
+
+
+def dwarf_all_argv(tool: str, exe: str) -> list[str]:
+    """Every DIE, parents before children (what dwarf_names_argv prints, and more)."""
+    return [tool, "--debug-info", exe]
+
+
+def prestart(exe: Path) -> None:
+    """Start the tools finalize will run on ``exe``, if they are installed."""
+    path = os.path.realpath(exe)
+    if tool := symbolizer():
+        start(symbolizer_argv(tool, path), stdin=True)
+    if tool := nm():
+        start(nm_argv(tool, path))
+    tool = dwarfdump()
+    try:
+        small = os.path.getsize(path) <= FULL_DUMP_MAX_BYTES
+    except OSError:
+        small = False
+    if tool and small:
+        start(dwarf_all_argv(tool, path))
+
+
+def start(argv: list[str], stdin: bool = False) -> None:
+    key = tuple(argv)
+    if key in _started:
+        return
+    try:
+        _started[key] = subprocess.Popen(argv, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    except OSError:
+        pass
+
+
+def started(argv: list[str]) -> bool:
+    return tuple(argv) in _started
+
+
+def output(argv: list[str], stdin: str | None = None) -> str:
+    """The standard output of ``argv`` (given ``stdin``): of its started process if there is one."""
+    proc = _started.pop(tuple(argv), None)
+    if proc is None:
+        return subprocess.run(argv, input=stdin, check=False, capture_output=True, text=True).stdout
+    out, _ = proc.communicate(stdin)
+    return out
+
+
+def stop_all() -> None:
+    """End the started processes nobody asked for (their output is not needed)."""
+    while _started:
+        _, proc = _started.popitem()
+        proc.kill()
+        proc.communicate()
