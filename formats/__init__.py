@@ -6,7 +6,7 @@ Nothing outside this package knows the byte layout of a log.
 from .builder import LogBuilder
 from .errors import LogFormatError
 from .logset import LogSet, open_logs, rank_file_name, write_manifest, write_split
-from .reader import EventLog, SourceLocation, read_log, validate_schema
+from .reader import EventLog, SourceLocation, is_quiver_log, read_log, validate_schema
 from .schema import (
     COLUMN_NAMES,
     COLUMNS,
@@ -36,5 +36,5 @@ __all__ = [
     "COLUMNS", "COLUMN_NAMES", "FAMILIES", "FORMAT_VERSION", "AccessFlag", "AllocKind", "ConstructFlag", "ConstructKind",
     "DataOpKind", "DependKind", "EventKind", "EventLog", "LockType", "LogBuilder", "LogFormatError", "LogSet", "LogWriter",
     "MapType", "MessageKind", "MpiSyncKind", "OmpMutexKind", "OmpWorkKind", "RmaOp", "SourceLocation", "SyncKind", "TaskFlag", "WinFlavor",
-    "open_logs", "rank_file_name", "read_log", "validate_schema", "write_log", "write_manifest", "write_split",
+    "is_quiver_log", "open_logs", "rank_file_name", "read_log", "validate_schema", "write_log", "write_manifest", "write_split",
 ]

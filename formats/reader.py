@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import pyarrow as pa
 from pyarrow import ipc
 
+from . import integrity
 from .errors import LogFormatError
 from .schema import (
     ARROW_FIELDS,
@@ -27,6 +29,12 @@ from .schema import (
     META_VERSION,
     MIN_FORMAT_VERSION,
 )
+from .validate import BatchRules
+
+CHECKSUM_VERSION = 3     # first format version whose batches carry checksums (formats/integrity.py)
+# zstd turns a constant column of a million rows into a few bytes: ~100 bytes of file for a million
+# rows is already extreme; more than this is a crafted row count (before anything is allocated)
+MAX_ROWS_PER_BYTE = 1 << 16
 
 ARROW_MAGIC = b"ARROW1"
 
@@ -49,7 +57,7 @@ UNKNOWN_LOCATION = SourceLocation("??", 0, 0, "")
 def _json_meta(meta: dict[bytes, bytes], key: bytes, path: Path) -> Any:
     try:
         return json.loads(meta[key].decode())
-    except (KeyError, UnicodeDecodeError, json.JSONDecodeError):
+    except (KeyError, ValueError, RecursionError):
         raise LogFormatError(f"{path}: damaged quiver metadata ({key.decode()})") from None
 
 
@@ -93,13 +101,20 @@ class EventLog:
     num_events: int
     num_batches: int
     _reader: ipc.RecordBatchFileReader = field(repr=False)
+    _rules: BatchRules = field(repr=False)
+    _checked: set = field(default_factory=set, repr=False, compare=False)   # (batch, column) verified
     _projections: dict = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def table(self) -> pa.Table:
+        """All events as one Arrow table; every batch is checked first (checksums, values)."""
+        batches = []
+        for i in range(self.num_batches):
+            batch, _ = self._decode(self._reader, i, list(COLUMN_NAMES))
+            batches.append(batch)
         try:
-            return self._reader.read_all()
-        except (pa.ArrowInvalid, OSError) as e:
+            return pa.Table.from_batches(batches, schema=self._reader.schema)
+        except (pa.ArrowException, OSError) as e:
             raise LogFormatError(f"{self.path}: damaged event data ({_short(e)})") from None
 
     def col(self, name: str) -> np.ndarray:
@@ -128,12 +143,51 @@ class EventLog:
             if unknown:
                 raise KeyError(unknown[0])
             names = [c for c in COLUMN_NAMES if c in columns]
-        reader = self._projection(tuple(names))
+        return self._decode(self._projection(tuple(names)), i, names)[1]
+
+    def _decode(self, reader: ipc.RecordBatchFileReader, i: int,
+                names: list[str]) -> tuple[pa.RecordBatch, dict[str, np.ndarray]]:
+        """Batch ``i`` of ``reader`` (which reads ``names``) and its columns, checked: decodable, no nulls,
+        checksums (format version 3), values (formats/validate.py). LogFormatError otherwise."""
         try:
-            batch = reader.get_batch(i)
-        except (pa.ArrowInvalid, OSError) as e:
-            raise LogFormatError(f"{self.path}: damaged record batch {i} ({_short(e)})") from None
-        return {name: batch.column(j).to_numpy() for j, name in enumerate(names)}
+            if self.version >= CHECKSUM_VERSION:
+                found = reader.get_batch_with_custom_metadata(i)
+                batch, meta = found.batch, found.custom_metadata
+            else:
+                batch, meta = reader.get_batch(i), None
+            if batch.num_columns != len(names):
+                raise LogFormatError(f"{self.path}: damaged log (batch {i}): {batch.num_columns} columns")
+            cols = {}
+            for j, name in enumerate(names):
+                column = batch.column(j)
+                if column.null_count:
+                    raise LogFormatError(f"{self.path}: damaged log (batch {i}): nulls in column '{name}'"
+                                         f"{integrity.lost(meta)}")
+                cols[name] = column.to_numpy()
+        except (pa.ArrowException, OSError, MemoryError, ValueError, IndexError) as e:
+            raise LogFormatError(f"{self.path}: damaged log (batch {i} of {self.num_batches}: {_short(e)})"
+                                 f"{self._lost_around(i)}") from None
+        if not self._checked.issuperset((i, name) for name in names):  # each column once per log (later
+            if self.version >= CHECKSUM_VERSION:                       # passes re-read the same batches)
+                integrity.verify(self.path, i, meta, cols, COLUMN_NAMES)
+            self._rules.check(cols, i)
+            if "kind" in names:   # without `kind`, the kind-dependent rules were not applied
+                self._checked.update((i, name) for name in names)
+        return batch, cols
+
+    def _lost_around(self, i: int) -> str:
+        """What an undecodable batch held, from its neighbours' summaries: the time span between them."""
+        spans = []
+        for j in (i - 1, i + 1):
+            try:
+                meta = self._reader.get_batch_with_custom_metadata(j).custom_metadata if 0 <= j < self.num_batches \
+                    else None
+                spans.append(json.loads(meta[integrity.META_SUMMARY])["t"] if meta else None)
+            except (pa.ArrowException, OSError, KeyError, TypeError, ValueError):
+                spans.append(None)
+        lo = f"after {spans[0][1]} ns" if spans[0] else "from the start"
+        hi = f"before {spans[1][0]} ns" if spans[1] else "to the end"
+        return f"; events {lo} {hi} are lost" if self.version >= CHECKSUM_VERSION else ""
 
     def _projection(self, names: tuple[str, ...]) -> ipc.RecordBatchFileReader:
         """A reader of the same file that decodes only ``names`` (Arrow IPC field projection).
@@ -145,7 +199,7 @@ class EventLog:
             options = ipc.IpcReadOptions(included_fields=[COLUMN_NAMES.index(n) for n in names])
             try:
                 self._projections[names] = ipc.open_file(pa.OSFile(str(self.path), "r"), options=options)
-            except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
+            except (pa.ArrowException, OSError) as e:
                 raise LogFormatError(f"{self.path}: damaged Arrow file ({_short(e)})") from None
         return self._projections[names]
 
@@ -168,16 +222,66 @@ def _short(e: BaseException) -> str:
     return str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
 
 
+def regular_file_size(p: Path, what: str = "an event log") -> int:
+    """The size of ``p`` when it is a regular file, checked before anything opens it: a FIFO or a
+    device would block or never end (LogFormatError otherwise)."""
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise LogFormatError(f"{p}: no such file") from None
+    except OSError as e:
+        raise LogFormatError(f"{p}: cannot read ({e.strerror})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise LogFormatError(f"{p}: is a directory, not {what}")
+    if not stat.S_ISREG(st.st_mode):
+        raise LogFormatError(f"{p}: not a regular file (a FIFO, socket or device), not {what}")
+    return st.st_size
+
+
+def _open_regular(p: Path) -> BinaryIO:
+    """Open without blocking on a FIFO swapped in after the check, and refuse it."""
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise LogFormatError(f"{p}: not a regular file, not an event log")
+    return os.fdopen(fd, "rb")
+
+
+def is_quiver_log(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a regular file with a quiver log's schema (footer checked, no event read)."""
+    try:
+        p = Path(path)
+        regular_file_size(p)
+        with _open_regular(p) as f:
+            if f.read(6) != ARROW_MAGIC:
+                return False
+            validate_schema(ipc.open_file(f).schema, p)
+        return True
+    except (LogFormatError, OSError, ValueError, pa.ArrowException):
+        return False
+
+
+def log_run(path: str | os.PathLike) -> dict[str, Any]:
+    """The run metadata of a log, from its footer alone (no event is read); LogFormatError if unusable."""
+    p = Path(path)
+    regular_file_size(p)
+    try:
+        with _open_regular(p) as f:
+            meta = validate_schema(ipc.open_file(f).schema, p)
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise LogFormatError(f"{p}: damaged Arrow file ({_short(e)})") from None
+    run = _json_meta(meta, META_RUN, p)
+    if not isinstance(run, dict):
+        raise LogFormatError(f"{p}: damaged quiver metadata (run)")
+    return run
+
+
 def read_log(path: str | os.PathLike) -> EventLog:
     """Open ``path`` as a quiver log or raise LogFormatError with a one-line reason."""
     p = Path(path)
-    if not p.exists():
-        raise LogFormatError(f"{p}: no such file")
-    if p.is_dir():
-        raise LogFormatError(f"{p}: is a directory, not an event log")
+    size = regular_file_size(p)
     try:
-        size = p.stat().st_size
-        with open(p, "rb") as f:
+        with _open_regular(p) as f:
             head = f.read(8)
     except OSError as e:
         raise LogFormatError(f"{p}: cannot read ({e.strerror})") from None
@@ -195,22 +299,28 @@ def read_log(path: str | os.PathLike) -> EventLog:
         raise LogFormatError(f"{p}: truncated Arrow file (no footer); the log was cut short or is still being written")
     try:
         reader = ipc.open_file(pa.memory_map(str(p), "r"))
-    except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
+        meta = validate_schema(reader.schema, p)
+        num_batches = reader.num_record_batches
+        # through plain reads: touching every batch header through the map would keep ~50 KiB per batch resident
+        num_events = ipc.open_file(pa.OSFile(str(p), "r")).count_rows()
+    except (pa.ArrowException, OSError, ValueError) as e:
         raise LogFormatError(f"{p}: damaged Arrow file ({_short(e)})") from None
-    meta = validate_schema(reader.schema, p)
+    version = int(meta[META_VERSION])
+    if version >= CHECKSUM_VERSION:
+        integrity.verify_metadata(p, meta)
     run = _json_meta(meta, META_RUN, p)
     strings = _json_meta(meta, META_STRINGS, p)
     raw_locs = _json_meta(meta, META_LOCATIONS, p)
+    if not isinstance(run, dict) or not isinstance(strings, list) or not all(isinstance(x, str) for x in strings):
+        raise LogFormatError(f"{p}: damaged quiver metadata (run or strings)")
     try:
         locations = [SourceLocation(str(f), int(line), int(col), str(fn)) for f, line, col, fn in raw_locs]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise LogFormatError(f"{p}: damaged quiver metadata (locations)") from None
-    num_batches = reader.num_record_batches
-    try:   # through plain reads: touching every batch header through the map would keep ~50 KiB per batch resident
-        num_events = ipc.open_file(pa.OSFile(str(p), "r")).count_rows()
-    except (pa.ArrowInvalid, OSError) as e:
-        raise LogFormatError(f"{p}: damaged record batch ({_short(e)})") from None
+    if num_events > size * MAX_ROWS_PER_BYTE:
+        raise LogFormatError(f"{p}: damaged log: {num_events} events in a file of {size} bytes")
+    rules = BatchRules.of(p, run, len(strings), len(locations), num_batches)
     return EventLog(
-        path=p, run=run, strings=list(strings), locations=locations, version=int(meta[META_VERSION]),
-        num_events=num_events, num_batches=num_batches, _reader=reader,
+        path=p, run=run, strings=list(strings), locations=locations, version=version,
+        num_events=num_events, num_batches=num_batches, _reader=reader, _rules=rules,
     )

@@ -12,8 +12,9 @@ import numpy as np
 import pyarrow as pa
 
 FORMAT_NAME = "quiver-events"
-FORMAT_VERSION = 2
-# Oldest version this quiver still reads: version 1 logs are version 2 logs without strided ACCESS rows.
+FORMAT_VERSION = 3
+# Oldest version this quiver still reads: version 1 logs are version 2 logs without strided ACCESS rows,
+# version 2 logs are version 3 logs without per-batch checksums (read unchecked).
 MIN_FORMAT_VERSION = 1
 
 # Schema-metadata keys (values are UTF-8 JSON, except the version).

@@ -12,6 +12,8 @@ import numpy as np
 import pyarrow as pa
 from pyarrow import ipc
 
+from .integrity import META_DIGEST, batch_metadata, metadata_digest
+from .safe_write import commit, create_temp, discard, fd_path
 from .schema import (
     COLUMN_DEFAULTS,
     COLUMN_DTYPES,
@@ -36,13 +38,15 @@ ZSTD_LEVEL = 3
 
 def log_metadata(strings: Sequence[str], locations: Sequence[Location], run: Mapping[str, Any]) -> dict[bytes, bytes]:
     locs = [[str(f), int(line), int(col), str(fn)] for f, line, col, fn in locations]
-    return {
+    meta = {
         META_FORMAT: FORMAT_NAME.encode(),
         META_VERSION: str(FORMAT_VERSION).encode(),
         META_RUN: json.dumps(dict(run), sort_keys=True, default=str).encode(),
         META_STRINGS: json.dumps(list(strings)).encode(),
         META_LOCATIONS: json.dumps(locs).encode(),
     }
+    meta[META_DIGEST] = metadata_digest(meta)
+    return meta
 
 
 def complete_columns(columns: Mapping[str, Any], n: int | None = None) -> dict[str, np.ndarray]:
@@ -77,8 +81,9 @@ def batch_from_columns(columns: Mapping[str, np.ndarray], schema: pa.Schema) -> 
 class LogWriter:
     """Streams record batches into an Arrow IPC file; the metadata is fixed when it opens.
 
-    Writes to ``path + ".part"`` and renames on close, so a reader never sees half a file
-    under the final name.
+    Writes to a fresh temporary beside ``path`` (created exclusively, never through a link:
+    formats/safe_write.py) and renames it on close, so a reader never sees half a file under the
+    final name and nothing planted at a predictable name is written through.
     """
 
     def __init__(
@@ -91,14 +96,19 @@ class LogWriter:
         compression: str | None = "zstd",
     ) -> None:
         self.path = Path(path)
-        self._part = self.path.with_name(self.path.name + ".part")
         self.schema = arrow_schema(log_metadata(strings, locations, run or {}))
         # zstd level 3, not Arrow's default 1: constant and slowly varying columns (id, size, kind ...)
         # come out far smaller and decompress several times faster, which is most of a replay's cost
         codec = pa.Codec(compression, compression_level=ZSTD_LEVEL) if compression == "zstd" else compression
         options = ipc.IpcWriteOptions(compression=codec)
-        self._sink = pa.OSFile(str(self._part), "wb")
-        self._writer = ipc.new_file(self._sink, self.schema, options=options)
+        self._fd, self._part = create_temp(self.path)
+        try:
+            self._sink = pa.OSFile(fd_path(self._fd), "wb")
+            self._writer = ipc.new_file(self._sink, self.schema, options=options)
+        except BaseException:
+            os.close(self._fd)
+            discard(self._part)
+            raise
         self.rows = 0
 
     def write_columns(self, columns: Mapping[str, Any]) -> None:
@@ -106,13 +116,15 @@ class LogWriter:
         n = len(cols["kind"])
         for start in range(0, n, BATCH_ROWS):
             part = {k: v[start:start + BATCH_ROWS] for k, v in cols.items()}
-            self._writer.write_batch(batch_from_columns(part, self.schema))
+            self._writer.write_batch(batch_from_columns(part, self.schema),
+                                     custom_metadata=batch_metadata(part, COLUMN_NAMES))
         self.rows += n
 
     def close(self) -> Path:
         self._writer.close()
         self._sink.close()
-        os.replace(self._part, self.path)
+        os.close(self._fd)
+        commit(self._part, self.path)
         return self.path
 
     def __enter__(self) -> Self:
@@ -122,9 +134,12 @@ class LogWriter:
         if exc_type is None:
             self.close()
         else:
-            self._writer.close()
-            self._sink.close()
-            self._part.unlink(missing_ok=True)
+            try:
+                self._writer.close()
+                self._sink.close()
+            finally:
+                os.close(self._fd)
+                discard(self._part)
 
 
 def write_log(

@@ -164,11 +164,21 @@ def run(args: list[str], exit_now: bool = False) -> int:
         if errors is not None and isinstance(e, errors.QuiverError):
             print(f"trace: error: {e}", file=sys.stderr)
             return e.exit_code
+        if isinstance(e, MemoryError) and not os.environ.get("QUIVER_DEBUG"):  # a resource limit, not a bug
+            print(f"trace: error: out of memory ({_first_line(e)}): the input is too large or damaged",
+                  file=sys.stderr)
+            return EXIT_UNUSABLE
         if os.environ.get("QUIVER_DEBUG"):  # a bug in quiver: one line, traceback only on request
             raise
-        print(f"trace: internal error: {type(e).__name__}: {e} (set QUIVER_DEBUG=1 for a traceback)",
+        print(f"trace: internal error: {type(e).__name__}: {_first_line(e)} (set QUIVER_DEBUG=1 for a traceback)",
               file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _first_line(e: BaseException) -> str:
+    """An exception's message on one line (polars and pyarrow messages span several)."""
+    text = " ".join(str(e).split())
+    return text[:300]
 
 
 def _exit_now(code: int) -> None:

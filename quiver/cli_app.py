@@ -34,12 +34,20 @@ def info(
     log: Annotated[Path, typer.Argument(help="event log written by `trace record` (or a split-log directory)")],
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
 ) -> None:
-    """What is in a log: program, ranks, threads, devices, counts by event family, time span, truncation."""
+    """What is in a log: program, ranks, threads, devices, counts by event family, time span, truncation.
+
+    A damaged log is described as far as it is readable, with one DAMAGED line per damaged batch (what
+    it held), and exits 2."""
     from quiver.formats import open_logs
     from quiver.info import logset_summary, render_summary
 
     summary = logset_summary(open_logs(log))
     print(json.dumps(summary, indent=2, sort_keys=True) if as_json else render_summary(summary))
+    if summary["damaged"]:
+        more = len(summary["damaged"]) - 1
+        print(f"trace: error: {summary['damaged'][0]}" + (f" (and {more} more damaged batches)" if more else ""),
+              file=sys.stderr)
+        raise typer.Exit(EXIT_UNUSABLE)
 
 
 def _not_yet(name: str) -> Callable[..., None]:

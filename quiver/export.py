@@ -110,7 +110,10 @@ def export(
             n = _export_chrome(logs, out, rank_list, from_ns, to_ns, findings, check)
             what = f"{n} trace events; open it in https://ui.perfetto.dev or chrome://tracing"
     except (FileExistsError, OSError) as e:
-        raise UsageError(str(e) if isinstance(e, FileExistsError) else f"{out}: cannot write ({e.strerror})") from None
+        from quiver.formats.safe_write import OutputError
+
+        plain = isinstance(e, (FileExistsError, OutputError))
+        raise UsageError(str(e) if plain else f"{out}: cannot write ({e.strerror})") from None
     if str(out) != "-":
         print(f"trace: wrote {out}: {what}", file=sys.stderr)
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import IO
 
 import polars as pl
+
+from quiver.formats.safe_write import atomic_output
 
 from .export_timeline import Timeline
 
@@ -104,12 +105,8 @@ def _chunks(df: pl.DataFrame, encode) -> Iterator[pl.Series]:
 def write_chrome_trace(tl: Timeline, out: str | os.PathLike | IO[str], *, other: dict | None = None) -> int:
     """Write ``tl`` as one JSON object ``{"traceEvents": [...], ...}``; returns the number of events."""
     if isinstance(out, (str, os.PathLike)):
-        path = Path(out)
-        tmp = path.with_name(path.name + ".part")
-        with open(tmp, "w", encoding="utf-8") as f:
-            n = write_chrome_trace(tl, f, other=other)
-        os.replace(tmp, path)
-        return n
+        with atomic_output(out) as f:
+            return write_chrome_trace(tl, f, other=other)
     f = out
     f.write('{"displayTimeUnit":"ns","otherData":')
     f.write(json.dumps(other or {}, sort_keys=True))

@@ -13,6 +13,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from quiver.formats import FAMILIES, EventLog
+from quiver.formats.safe_write import current_umask, make_temp_dir, write_atomic
 from quiver.formats.select import iter_events
 from quiver.formats.views import family_view
 
@@ -31,10 +32,7 @@ def write_parquet_dir(log: EventLog, out: str | os.PathLike, *, ranks: list[int]
     target = Path(out)
     if target.exists() and not is_parquet_export(target):
         raise FileExistsError(f"{target} exists and is not a quiver Parquet export; choose another -o")
-    tmp = target.with_name(target.name + ".part")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
+    tmp = make_temp_dir(target)
     writers: dict[str, pq.ParquetWriter] = {}
     rows: dict[str, int] = {}
     try:
@@ -49,15 +47,20 @@ def write_parquet_dir(log: EventLog, out: str | os.PathLike, *, ranks: list[int]
                                                        compression="zstd")
                 writers[family].write_table(table.cast(writers[family].schema))
                 rows[family] = rows.get(family, 0) + view.height
-    finally:
+    except BaseException:
         for w in writers.values():
             w.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    for w in writers.values():
+        w.close()
     if findings is not None:
         findings.write_parquet(tmp / "findings.parquet", compression="zstd")
         rows["findings"] = findings.height
-    (tmp / "run.json").write_text(json.dumps({"run": log.run, "source": str(log.path), "files": dict(sorted(
+    write_atomic(tmp / "run.json", json.dumps({"run": log.run, "source": str(log.path), "files": dict(sorted(
         rows.items())), "filters": {"ranks": ranks, "from_ns": from_ns, "to_ns": to_ns}}, indent=2, sort_keys=True,
         default=str) + "\n")
+    os.chmod(tmp, 0o777 & ~current_umask())
     if target.exists():
         shutil.rmtree(target)
     os.replace(tmp, target)

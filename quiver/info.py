@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from quiver.formats import FAMILIES, EventKind, EventLog, LogSet
+from quiver.formats import FAMILIES, EventKind, EventLog, LogFormatError, LogSet
 from quiver.formats.logset import MANIFEST
 
 
@@ -17,7 +17,13 @@ def _scan(log: EventLog) -> dict[str, Any]:
     threads: set[tuple[int, int]] = set()
     devices: set[int] = set()
     ranks: set[int] = set()
-    for batch in log.batches():
+    damaged: list[str] = []
+    for i in range(log.num_batches):
+        try:
+            batch = log.batch(i)
+        except LogFormatError as e:     # the other batches are still described; the message says what is lost
+            damaged.append(str(e))
+            continue
         if not len(batch["kind"]):
             continue
         kind_counts += np.bincount(batch["kind"].astype(np.int64), minlength=256)[:256]
@@ -31,7 +37,7 @@ def _scan(log: EventLog) -> dict[str, Any]:
         dev = batch["device"][batch["kind"] < int(EventKind.WIN_CREATE)]
         devices.update(np.unique(dev[dev >= 0]).tolist())
     return {"kinds": kind_counts, "t_min": t_min, "t_max": t_max, "threads": threads, "devices": devices,
-            "ranks": ranks}
+            "ranks": ranks, "damaged": damaged}
 
 
 def _summary(path: str, run: dict[str, Any], version: int, scan: dict[str, Any], size: int, strings: int,
@@ -57,6 +63,7 @@ def _summary(path: str, run: dict[str, Any], version: int, scan: dict[str, Any],
         "size_bytes": size,
         "strings": strings,
         "locations": locations,
+        "damaged": list(scan.get("damaged", [])),
     }
 
 
@@ -70,7 +77,7 @@ def logset_summary(logs: LogSet) -> dict[str, Any]:
     if not logs.split:
         return log_summary(logs.open(0))
     total: dict[str, Any] = {"kinds": np.zeros(256, dtype=np.int64), "t_min": None, "t_max": None,
-                             "threads": set(), "devices": set(), "ranks": set()}
+                             "threads": set(), "devices": set(), "ranks": set(), "damaged": []}
     size, strings, locations, version = (logs.path / MANIFEST).stat().st_size, set(), set(), 0
     for log in logs:
         scan = _scan(log)
@@ -80,6 +87,7 @@ def logset_summary(logs: LogSet) -> dict[str, Any]:
                 total[key] = scan[key] if total[key] is None else pick(total[key], scan[key])
         for key in ("threads", "devices", "ranks"):
             total[key] |= scan[key]
+        total["damaged"] += scan["damaged"]
         size += log.size_bytes
         strings.update(log.strings)
         locations.update(log.locations)
@@ -130,6 +138,8 @@ def render_summary(s: dict[str, Any]) -> str:
     width = max(len(f) for f in s["counts"])
     for fam, n in s["counts"].items():
         lines.append(f"  {fam:<{width}}  {n}")
+    for message in s.get("damaged", []):
+        lines.append(f"DAMAGED: {message}")
     if not s["has_accesses"]:
         lines.append("note: built without `trace cc`: memory accesses were not recorded")
     return "\n".join(lines)

@@ -28,6 +28,7 @@ USUAL_RECORD_LINES = [
     ["-", "x"],
     ["--timeout", "2m", "-o", "x.arrow", "--", "./prog"],
     ["--timeout=30", "./prog"],
+    ["--force", "-o", "x.arrow", "--", "./prog"],
 ]
 TYPER_RECORD_LINES = [  # help, mistakes and rarer spellings
     ["-oX", "--", "./prog"],
@@ -54,8 +55,9 @@ def _typer_kwargs(args: list[str], monkeypatch) -> dict | None:
     """What the typer command passes to record_cli.run for `trace record ARGS` (None: a usage error or help)."""
     seen: dict = {}
 
-    def fake_run(program, output, ranks, launcher, split, timeout=None):
-        seen.update(program=program, output=output, ranks=ranks, launcher=launcher, split=split, timeout=timeout)
+    def fake_run(program, output, ranks, launcher, split, timeout=None, force=False):
+        seen.update(program=program, output=output, ranks=ranks, launcher=launcher, split=split, timeout=timeout,
+                    force=force)
         return 0
 
     monkeypatch.setattr(record_cli, "run", fake_run)

@@ -109,6 +109,16 @@ def is_instrumented(path: Path | None) -> bool:
         return False
 
 
+def is_executable_format(path: Path) -> bool:
+    """An ELF binary or a script with a #! line: what execve runs (anything else fails with ENOEXEC)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return True  # let execve give the real reason
+    return head == b"\x7fELF" or head.startswith(b"#!")
+
+
 def links_mpi_tracer(path: Path | None) -> bool:
     """Built with `trace mpicc`: the binary needs libquiver_mpi.so."""
     if path is None or not path.is_file():
@@ -163,38 +173,48 @@ def _prepare_finalize(exe: Path) -> None:
     import quiver.tracer.finalize  # noqa: F401
 
 
+class ProgramNotRunnable(OSError):
+    """The program exists but the kernel refuses to run it (no shebang, wrong architecture ...)."""
+
+
 def record(argv: Sequence[str], out: Path, ranks: int | None = None, launcher: str | None = None,
            warn=lambda msg: print(f"trace: {msg}", file=sys.stderr), split: bool = False,
-           timeout: float | None = None) -> RecordResult:
+           timeout: float | None = None, force: bool = False) -> RecordResult:
     """Run `argv` under the tracer and write `out` (with `split`: a directory, one log per rank);
     `timeout`: seconds after which the run is ended (SIGTERM, then SIGKILL) and the log marked truncated.
-    Raises FileNotFoundError for a missing program, FileExistsError for an unusable split `out`."""
+    Raises FileNotFoundError for a missing program, FileExistsError (output_guard.OutputRefused) for an
+    `out` it must not replace (tracer/output_guard.py; `force` allows replacing a regular file),
+    ProgramNotRunnable when the program cannot be executed. All before the program runs."""
     try:
-        return _record(argv, out, ranks, launcher, warn, split, timeout)
+        return _record(argv, out, ranks, launcher, warn, split, timeout, force)
     finally:
         tools.stop_all()  # the tool processes finalize did not use
 
 
 def _record(argv: Sequence[str], out: Path, ranks: int | None, launcher: str | None, warn,
-            split: bool, timeout: float | None) -> RecordResult:
-    out = Path(out).resolve()
-    if split:
-        from quiver.tracer.finalize_split import prepare_split_dir
+            split: bool, timeout: float | None, force: bool) -> RecordResult:
+    from quiver.tracer.output_guard import check_output, make_raw_dir
 
-        prepare_split_dir(out)
+    if Path(out).name in ("", ".", ".."):
+        raise FileExistsError(f"-o {str(out)!r}: not a file name")
+    out = Path(out).resolve()
     prog = resolve_program(argv[0])
     if prog is None:
         raise FileNotFoundError(argv[0])
     if not os.access(prog, os.X_OK):
         raise PermissionError(argv[0])
-    libdir = ensure_built()
-    raw = raw_dir_for(out)
-    if raw.exists():
-        shutil.rmtree(raw)
-    raw.mkdir(parents=True)
+    if not is_executable_format(prog):
+        raise ProgramNotRunnable(f"cannot run {argv[0]}: not an executable (no ELF header and no #! line)")
     # under a launcher given as the program, the recorded binary is further down argv
     target = next((resolve_program(a) for a in argv[1:] if resolve_program(a) and is_instrumented(
         resolve_program(a))), None) if Path(argv[0]).name.startswith(LAUNCHERS) else None
+    check_output(out, [prog, target], split=split, force=force)
+    if split:
+        from quiver.tracer.finalize_split import prepare_split_dir
+
+        prepare_split_dir(out)
+    libdir = ensure_built()
+    raw = make_raw_dir(out, raw_dir_for(out), force=force)
     instrumented = is_instrumented(target or prog)
     warnings = []
     if not instrumented:
@@ -214,9 +234,9 @@ def _record(argv: Sequence[str], out: Path, ranks: int | None, launcher: str | N
     try:
         ended = run_group(cmd, env, timeout=timeout, while_running=lambda: _prepare_finalize(target or prog),
                           on_timeout=lambda: mark_reason(raw, TIME_LIMIT))
-    except OSError:  # the program could not be started: nothing to recover later
+    except OSError as e:  # the program could not be started (e.g. ENOEXEC): nothing to recover later
         shutil.rmtree(raw, ignore_errors=True)
-        raise
+        raise ProgramNotRunnable(f"cannot run {argv[0]}: {e.strerror or e}") from None
     finally:
         cleanup_device_images(raw)
         remove_leftover_images(images_before, target or prog)

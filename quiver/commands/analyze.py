@@ -6,7 +6,6 @@ truncated log without events (nothing could be checked).
 
 from __future__ import annotations
 
-import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -42,9 +41,13 @@ def render(report: AnalysisReport, fmt: ReportFormat) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
-    tmp.replace(path)
+    from quiver.formats.errors import UsageError
+    from quiver.formats.safe_write import OutputError, write_atomic
+
+    try:
+        write_atomic(path, text)
+    except OutputError as e:
+        raise UsageError(str(e)) from None
 
 
 CHECK_HELP = "checkers to run, comma-separated or repeated: " + ", ".join(CHECKERS) + ", all " \

@@ -54,6 +54,8 @@ def record(
                                                 help="end the program after DURATION (30, 30s, 2m, 1h) like a "
                                                 "batch system: SIGTERM, SIGKILL 5 s later; the log is marked "
                                                 "truncated and trace record exits 124")] = None,
+    force: Annotated[bool, typer.Option(*OPTION_NAMES["force"], help="replace an existing file that is not a quiver log "
+                                        "(never a directory); record beside a leftover OUT.raw/")] = False,
 ) -> None:
     """Run a program with the tracer and write one event log; exits with the program's status.
 
@@ -63,7 +65,7 @@ def record(
     """
     from quiver.commands import record as record_cli
 
-    raise typer.Exit(record_cli.run(program, output, ranks, launcher, split, timeout))
+    raise typer.Exit(record_cli.run(program, output, ranks, launcher, split, timeout, force))
 
 
 record.context_settings = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]}

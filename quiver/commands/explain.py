@@ -64,10 +64,12 @@ def explain(
     else:
         text = render_text(table, findings, ranks=int(logs.run.get("ranks", 1) or 1), costs=costs)
     if output is not None:
+        from quiver.formats.safe_write import OutputError, write_atomic
+
         try:
-            output.write_text(text)
-        except OSError as e:
-            raise UsageError(f"{output}: cannot write ({e.strerror})") from None
+            write_atomic(output, text)
+        except OutputError as e:
+            raise UsageError(str(e)) from None
     else:
         print(text, end="")
 

@@ -14,8 +14,9 @@ from pathlib import Path
 # parameter of `run` -> its option names: declared once here, the typer command takes its names from
 # this table too (typer.Option(*OPTION_NAMES["output"]) in quiver/commands/compile.py)
 OPTION_NAMES = {"output": ("-o", "--output"), "ranks": ("-n", "--ranks"), "launcher": ("--launcher",),
-                "split": ("--split",), "timeout": ("--timeout",)}
-FLAGS = ("split",)
+                "split": ("--split",), "timeout": ("--timeout",),
+                "force": ("--force",)}
+FLAGS = ("split", "force")
 VALUE_OPTIONS = {name: param for param, names in OPTION_NAMES.items() if param not in FLAGS for name in names}
 FLAG_OPTIONS = {name: param for param in FLAGS for name in OPTION_NAMES[param]}
 
@@ -57,15 +58,16 @@ def parse(args: list[str]) -> dict | None:
         ranks = int(ranks)
     output = opts.get("output")
     return {"program": program, "output": Path(output) if output is not None else None, "ranks": ranks,
-            "launcher": opts.get("launcher"), "split": opts.get("split", False), "timeout": opts.get("timeout")}
+            "launcher": opts.get("launcher"), "split": opts.get("split", False), "timeout": opts.get("timeout"),
+            "force": opts.get("force", False)}
 
 
 def run(program: list[str], output: Path | None, ranks: int | None, launcher: str | None, split: bool,
-        timeout: str | None = None) -> int:
+        timeout: str | None = None, force: bool = False) -> int:
     """Record `program`; returns the exit status of `trace record` (errors: one line on stderr, 2)."""
     from quiver.tracer.launch import parse_duration
     from quiver.tracer.native import BuildError
-    from quiver.tracer.record import record
+    from quiver.tracer.record import ProgramNotRunnable, record
 
     if not program:
         print("trace: error: no program given (usage: trace record -o run.arrow -- ./prog args)", file=sys.stderr)
@@ -77,8 +79,9 @@ def run(program: list[str], output: Path | None, ranks: int | None, launcher: st
         return 2
     try:
         out = output if output is not None else Path("run.d" if split else "run.arrow")
-        return record(program, out, ranks=ranks, launcher=launcher, split=split, timeout=limit).exit_code
-    except FileExistsError as e:
+        return record(program, out, ranks=ranks, launcher=launcher, split=split, timeout=limit,
+                      force=force).exit_code
+    except (FileExistsError, ProgramNotRunnable) as e:
         print(f"trace: error: {e}", file=sys.stderr)
     except FileNotFoundError as e:
         print(f"trace: error: program not found: {e.args[0] if e.args else program[0]}", file=sys.stderr)

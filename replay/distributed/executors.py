@@ -96,6 +96,10 @@ class DaskExecutor:
         except (OSError, TimeoutError) as e:
             self.close()
             raise ExecutorUnavailable(f"cannot reach the Dask scheduler at {address} ({e})") from None
+        except (ValueError, TypeError) as e:   # an address Dask cannot parse ('garbage', 'tcp://:x')
+            self.close()
+            raise ExecutorUnavailable(f"--dask {address!r}: not a scheduler address such as tcp://host:8786 "
+                                      f"or 'local' ({e})") from None
         self.shared_filesystem_needed = address != "local"
         self.workers = max(len(self._client.scheduler_info().get("workers", {})), 1)
 

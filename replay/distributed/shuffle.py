@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 from pyarrow import ipc
-from quiver.formats import COLUMN_NAMES, EventKind, LogFormatError, read_log
+from quiver.formats import COLUMN_NAMES, EventKind, read_log
 from quiver.formats.schema import COLUMN_DTYPES
 from quiver.replay.distributed.partition import KEY_COLUMNS, Piece, Source, is_global, route
 
@@ -72,8 +72,7 @@ def _remap(values: np.ndarray, table: np.ndarray | None) -> np.ndarray:
 
 def map_source(source: Source, families: frozenset[int], scratch: str) -> MapResult:
     """Read one source batch by batch; write its routed rows by destination; keep its global rows."""
-    log = read_log(source.path)            # validates; the batches are read by index below
-    reader = ipc.open_file(pa.memory_map(source.path, "r"))
+    log = read_log(source.path)            # validates; the batches are read (and checked) by index below
     end = log.num_batches if source.end_batch < 0 else source.end_batch
     out = MapResult(source.index, os.path.join(scratch, f"map-{source.index:06d}.arrow"))
     globals_: list[dict[str, np.ndarray]] = []
@@ -82,11 +81,7 @@ def map_source(source: Source, families: frozenset[int], scratch: str) -> MapRes
     options = ipc.IpcWriteOptions(compression=FRAGMENT_CODEC)
     with pa.OSFile(out.fragment, "wb") as sink, ipc.new_file(sink, SCHEMA, options=options) as writer:
         for i in range(source.first_batch, end):
-            try:
-                batch = reader.get_batch(i)
-            except (pa.ArrowInvalid, OSError) as e:
-                raise LogFormatError(f"{source.path}: damaged record batch {i} ({e})") from None
-            cols = {n: batch.column(j).to_numpy() for j, n in enumerate(COLUMN_NAMES)}
+            cols = log.batch(i)
             n = len(cols["kind"])
             if source.split:
                 cols["loc"] = _remap(cols["loc"], source.loc_map).astype(cols["loc"].dtype)

@@ -66,6 +66,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from quiver.formats import DataOpKind, EventKind, EventLog, LogFormatError
+from quiver.formats.memory_limit import check_fits
 from quiver.formats.schema import COLUMN_DTYPES
 from quiver.replay.mapping import vsm_aot
 from quiver.replay.mapping import vsm_layout as K
@@ -298,6 +299,8 @@ class VsmSession:
         # the shadow in blocks (vsm_kernel): every block starts uniform (never mapped: OV valid and
         # initialised), so its bytes are not written (nor paged in) until an operation splits it
         nblocks = -(-st.tracked_bytes >> self.log_block)
+        # the shadow is virtual memory the size of the mapped bytes plus 24 bytes per block written up front
+        check_fits(st.tracked_bytes + nblocks * 24, "the shadow of its mapped memory")
         self.shadow = _shadow_for(self, nblocks << self.log_block, _shadow_dtype(st.ndev))
         self._apply_events, self._copy_split_blocks = _kernels(self.shadow.dtype)
         self.blo = np.full(nblocks, K.OVV | K.OVI, dtype=np.int64)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from quiver.formats.memory_limit import check_fits
 
 ACT_NONE, ACT_USED, ACT_WASTED = 0, 1, 2
 FAN_BITS = 6                       # 64 children per node
@@ -40,6 +41,7 @@ class RunMaps:
         self.level_off = np.concatenate([[0, 0], np.cumsum(sizes)]).astype(np.int64)  # level l at [off[l], off[l+1])
         self.level_len = np.array([self.granules, *sizes], dtype=np.int64)
         # slot after slot, flat (numba indexes them directly); np.zeros: pages appear when written
+        check_fits(4 * slots * (self.granules + int(self.level_off[-1])), "the pending-transfer maps")
         self.leaf = np.zeros(slots * self.granules, dtype=np.int32)
         self.node = np.zeros(slots * int(self.level_off[-1]), dtype=np.int32)
         self.stack = np.zeros(STACK, dtype=np.int64), np.zeros(STACK, dtype=np.int64)

@@ -1,0 +1,195 @@
+"""Every value of a record batch checked before any consumer sees it.
+
+Why here, once: the checkers index arrays by rank, device, location and string ids, loop over the
+blocks of strided runs and size shadows from ``size``; a damaged or crafted log must not turn any
+of that into an internal error, a wrong report, a multi-GiB allocation or an endless loop. Rules
+(FORMAT.md "Validation"): codes in their enums, ids in range, sizes within the 48-bit address space,
+strided runs that fit in it, and blocks of strided runs within a budget proportional to the events
+(``QUIVER_MAX_BLOCKS`` raises it for a real log that needs more).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import LogFormatError
+from .schema import (
+    ConstructKind,
+    DataOpKind,
+    DependKind,
+    EventKind,
+    MessageKind,
+    MpiSyncKind,
+    RmaOp,
+    SyncKind,
+    WinFlavor,
+)
+
+MAX_RANKS = 1 << 20        # ranks and threads per rank a log may name
+MAX_DEVICES = 1 << 16      # when the run does not say how many devices it saw (and RMA datatype sizes)
+ADDRESS_LIMIT = 1 << 48    # sizes and strided spans live in a 48-bit address space
+BLOCKS_PER_EVENT = 1024    # strided-run blocks a log may hold per event, on average ...
+BLOCKS_BASE = 1 << 26      # ... plus this many (a real stencil log has ~254 per strided row)
+RMA_CAS = 15               # RMA op of MPI_Compare_and_swap (FORMAT.md)
+
+_KIND_TABLE_SIZE = 128
+VALID_KIND = np.zeros(_KIND_TABLE_SIZE, dtype=bool)
+VALID_KIND[[int(k) for k in EventKind]] = True
+
+# kind -> the `op` codes it may carry (kinds not listed: op is free-form bits or unused)
+_OPS: dict[int, list[int]] = {
+    EventKind.CONSTRUCT_BEGIN: [int(c) for c in ConstructKind],
+    EventKind.CONSTRUCT_END: [int(c) for c in ConstructKind],
+    EventKind.DATA_OP: [int(c) for c in DataOpKind],
+    EventKind.TASK_DEPEND: [int(c) for c in DependKind],
+    EventKind.SYNC: [int(c) for c in SyncKind],
+    EventKind.WIN_CREATE: [int(c) for c in WinFlavor],
+    EventKind.RMA: [int(c) for c in RmaOp] + [RMA_CAS],
+    EventKind.MPI_SYNC: [int(c) for c in MpiSyncKind],
+    EventKind.MPI_REQUEST: [0, 1, 2],   # 0: not said (synthetic logs)
+    EventKind.MPI_MESSAGE: [int(c) for c in MessageKind],
+}
+MAX_OP = 64
+VALID_OP = np.ones((_KIND_TABLE_SIZE, MAX_OP), dtype=bool)
+CHECKS_OP = np.zeros(_KIND_TABLE_SIZE, dtype=bool)
+for _kind, _codes in _OPS.items():
+    VALID_OP[int(_kind)] = False
+    VALID_OP[int(_kind), _codes] = True
+    CHECKS_OP[int(_kind)] = True
+# kinds whose `id2` is a peer rank, and whose `name` is not a string id (RMA: the MPI_Op code)
+PEER_KINDS = [int(EventKind.RMA), int(EventKind.MPI_MESSAGE)]
+NAME_NOT_STRING = int(EventKind.RMA)
+VALID_OP_FLAT = VALID_OP.ravel()
+
+
+def _within(values: np.ndarray, lo: int, hi: int) -> bool:
+    """Every value in [lo, hi) (two reductions, no temporary array)."""
+    return bool(int(values.min()) >= lo and int(values.max()) < hi)
+
+
+def _int_meta(run: dict[str, Any], key: str, limit: int, path: Path) -> int | None:
+    value = run.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None    # absent, or not a count (a synthetic log's free-form metadata): no bound from it
+    if not 0 <= value <= limit:
+        raise LogFormatError(f"{path}: damaged run metadata ({key} = {str(value)[:40]!r})")
+    return value
+
+
+@dataclass
+class BatchRules:
+    """The bounds of one log, from its metadata; ``check`` applies them to a batch."""
+
+    path: Path
+    n_strings: int
+    n_locations: int
+    ranks: int
+    devices: int
+    block_budget: int            # blocks per batch: BLOCKS_PER_EVENT per row + a share of BLOCKS_BASE
+
+    @classmethod
+    def of(cls, path: Path, run: dict[str, Any], n_strings: int, n_locations: int, num_batches: int) -> BatchRules:
+        # rank ids are only bounded (a synthetic log's `ranks` need not cover its peers); the run's own
+        # counts must be sane numbers
+        _int_meta(run, "ranks", MAX_RANKS, path)
+        _int_meta(run, "rank", MAX_RANKS, path)
+        _int_meta(run, "threads", MAX_RANKS * 1024, path)
+        devices = _int_meta(run, "devices", MAX_DEVICES, path)
+        try:
+            base = int(os.environ.get("QUIVER_MAX_BLOCKS", BLOCKS_BASE))
+        except ValueError:
+            base = BLOCKS_BASE
+        return cls(path, n_strings, n_locations, MAX_RANKS,
+                   devices + 1 if devices is not None else MAX_DEVICES,   # + the host fallback's number
+                   base // max(num_batches, 1))
+
+    def check(self, cols: dict[str, np.ndarray], batch: int) -> None:
+        """Raise LogFormatError naming the batch and the first rule a row breaks.
+
+        Fast path: min/max reductions per column (a few ms per million rows); the per-row masks are
+        built only for a column whose range is not plainly valid, to find the offending row."""
+        n = len(next(iter(cols.values()))) if cols else 0
+        if n == 0:
+            return
+        for name, lo, hi, what in (("rank", 0, self.ranks, "rank out of range"),
+                                   ("thread", 0, MAX_RANKS, "thread out of range"),
+                                   ("loc", -1, self.n_locations, "location id out of range")):
+            if name in cols and not _within(cols[name], lo, hi):
+                self._fail_if((cols[name] < lo) | (cols[name] >= hi), batch, what, cols[name])
+        if "device" in cols and not _within(cols["device"], -1, self.devices):
+            # an OpenMP device number for OpenMP kinds; MPI kinds reuse the column (RMA: a datatype size)
+            device = cols["device"]
+            openmp = cols["kind"] < int(EventKind.WIN_CREATE) if "kind" in cols else np.zeros(n, dtype=bool)
+            limit = np.where(openmp, self.devices, MAX_DEVICES)
+            self._fail_if((device < -1) | (device >= limit), batch, "unknown device number", device)
+        if "size" in cols and int(cols["size"].max()) > ADDRESS_LIMIT:
+            self._fail_if(cols["size"] > ADDRESS_LIMIT, batch, "size beyond the 48-bit address space", cols["size"])
+        kind = cols.get("kind")
+        if kind is None:
+            return
+        if not _within(kind, 0, _KIND_TABLE_SIZE):
+            self._fail_if((kind < 0) | (kind >= _KIND_TABLE_SIZE), batch, "unknown event kind", kind)
+        k = kind.astype(np.intp)          # in [0, 128): table lookups with take (fancy indexing is slower)
+        if not VALID_KIND.take(k).all():
+            self._fail_if(~VALID_KIND.take(k), batch, "unknown event kind", kind)
+        if "op" in cols:
+            op = cols["op"]
+            rows = np.flatnonzero(CHECKS_OP.take(k))    # kinds whose op is an enum (few rows: no ACCESS)
+            if len(rows):
+                op_k = np.clip(op[rows], -1, MAX_OP)
+                bad_k = (op_k < 0) | (op_k >= MAX_OP)
+                bad_k |= ~VALID_OP_FLAT.take(k[rows] * MAX_OP + np.clip(op_k, 0, MAX_OP - 1))
+                if bad_k.any():
+                    bad = np.zeros(n, dtype=bool)
+                    bad[rows[bad_k]] = True
+                    self._fail_if(bad, batch, "unknown operation code for its event kind", op)
+        if "name" in cols and not _within(cols["name"], -1, self.n_strings):
+            name = cols["name"]
+            self._fail_if((kind != NAME_NOT_STRING) & ((name < -1) | (name >= self.n_strings)), batch,
+                          "string id out of range", name)
+        if "id2" in cols and not _within(cols["id2"], -1, self.ranks):
+            peer = (kind == PEER_KINDS[0]) | (kind == PEER_KINDS[1])
+            self._fail_if(peer & ((cols["id2"] < -1) | (cols["id2"] >= self.ranks)), batch,
+                          "peer rank out of range", cols["id2"])
+        if "aux2" in cols:
+            aux2 = cols["aux2"]
+            if not _within(aux2, -1, max(self.n_strings, 2)):
+                is_map = kind == int(EventKind.MAP_CLAUSE)
+                self._fail_if(is_map & ((aux2 < -1) | (aux2 >= self.n_strings)), batch,
+                              "clause-text string id out of range", aux2)
+            if not _within(aux2, 0, 2):
+                self._check_strided(cols, kind == int(EventKind.ACCESS), batch)
+
+    def _check_strided(self, cols: dict[str, np.ndarray], access: np.ndarray, batch: int) -> None:
+        blocks = cols["aux2"]
+        if bool((access & (blocks < 0)).any()):
+            self._fail_if(access & (blocks < 0), batch, "negative block count", blocks)
+        rows = np.flatnonzero(access & (blocks >= 2))
+        if not len(rows):
+            return
+        nb = blocks[rows]
+        if "addr2" in cols and "size" in cols:
+            # float64 is exact enough for a bound at 2^48 (and cannot overflow like uint64 products)
+            stride, size = cols["addr2"][rows].astype(np.float64), cols["size"][rows].astype(np.float64)
+            bad = (stride <= size) | ((nb - 1).astype(np.float64) * stride + size > ADDRESS_LIMIT)
+            if bad.any():
+                full = np.zeros(len(blocks), dtype=bool)
+                full[rows[bad]] = True
+                self._fail_if(full, batch, "strided access run outside the 48-bit address space", blocks)
+        total = int(np.minimum(nb, ADDRESS_LIMIT).sum())
+        budget = self.block_budget + BLOCKS_PER_EVENT * len(blocks)
+        if total > budget:
+            raise LogFormatError(
+                f"{self.path}: damaged log (batch {batch}): its strided access runs stand for {total} blocks, more "
+                f"than {budget} for {len(blocks)} events (set QUIVER_MAX_BLOCKS to allow more for a real log)")
+
+    def _fail_if(self, bad: np.ndarray, batch: int, what: str, values: np.ndarray) -> None:
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise LogFormatError(f"{self.path}: damaged log (batch {batch}, row {row}): {what} "
+                                 f"({int(values[row])})")
