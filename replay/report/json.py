@@ -54,7 +54,9 @@ def report_dict(report: AnalysisReport) -> dict[str, Any]:
         "kinds": KINDS,
         "summary": {"findings": len(report.findings), "errors": len(report.errors),
                     "advisories": len(report.findings) - len(report.errors), "by_kind": report.counts_by_kind(),
-                    "exit_status": report.exit_status, "note": report.truncation_note()},
+                    "blind_spots": len(report.blind_spots), "exit_status": report.exit_status,
+                    "note": report.truncation_note()},
+        "blind_spots": [spot.as_dict() for spot in report.blind_spots],
         "findings": [finding_dict(f) for f in report.findings],
     }
 

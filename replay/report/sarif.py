@@ -128,9 +128,8 @@ def rule(kind: FindingKind) -> dict[str, Any]:
 
 
 def sarif_dict(report: AnalysisReport) -> dict[str, Any]:
-    notes = []
-    if report.truncated:
-        notes.append({"level": "warning", "message": {"text": report.truncation_note()}})
+    notes = [{"level": "warning", "message": {"text": spot.message},
+              "properties": {"reason": spot.reason, "checks": list(spot.checks)}} for spot in report.blind_spots]
     invocation: dict[str, Any] = {"executionSuccessful": True, "exitCode": report.exit_status}
     if notes:
         invocation["toolExecutionNotifications"] = notes
@@ -143,7 +142,8 @@ def sarif_dict(report: AnalysisReport) -> dict[str, Any]:
             "invocations": [invocation],
             "results": [result(f) for f in report.findings],
             "properties": {"log": report.log_path, "program": report.run.get("program", ""),
-                           "truncated": report.truncated, "checks": report.checks},
+                           "truncated": report.truncated, "checks": report.checks,
+                           "blindSpots": [spot.as_dict() for spot in report.blind_spots]},
         }],
     }
 

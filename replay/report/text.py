@@ -95,9 +95,10 @@ def movement_summary(findings: list[Finding]) -> list[str]:
 
 def render_text(report: AnalysisReport) -> str:
     lines: list[str] = []
-    note = report.truncation_note()
-    if note:
-        lines += [f"{PREFIX} WARNING: {note}", ""]
+    for spot in report.blind_spots:
+        lines.append(f"{PREFIX} WARNING: {spot.message}")
+    if report.blind_spots:
+        lines.append("")
     for f in report.findings:
         lines += render_finding(f)
         lines.append("")
@@ -115,6 +116,10 @@ def render_text(report: AnalysisReport) -> str:
         summary = "nothing checked (no events recorded)"
     else:
         summary = "no findings"
+    if report.blind_spots:
+        n = len(report.blind_spots)
+        reasons = ", ".join(spot.reason for spot in report.blind_spots)
+        summary += f", {n} blind spot{'s' if n != 1 else ''} ({reasons}: see the warnings above)"
     truncated = " (truncated log)" if report.truncated else ""
     lines.append(f"SUMMARY: quiver: {summary} in {report.log_path}{truncated} [checks: {checks}]")
     return "\n".join(lines) + "\n"
