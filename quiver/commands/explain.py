@@ -66,6 +66,8 @@ def explain(
     if output is not None:
         try:
             output.write_text(text)
+        except BrokenPipeError:
+            raise
         except OSError as e:
             raise UsageError(f"{output}: cannot write ({e.strerror})") from None
     else:
