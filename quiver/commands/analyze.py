@@ -28,7 +28,7 @@ class ReportFormat(str, Enum):
     sarif = "sarif"
 
 
-def render(report: AnalysisReport, fmt: ReportFormat) -> str:
+def render(report: AnalysisReport, fmt: ReportFormat, source_root: Path | None = None) -> str:
     if fmt == ReportFormat.json:
         from quiver.replay.report.json import render_json
 
@@ -36,7 +36,7 @@ def render(report: AnalysisReport, fmt: ReportFormat) -> str:
     if fmt == ReportFormat.sarif:
         from quiver.replay.report.sarif import render_sarif
 
-        return render_sarif(report)
+        return render_sarif(report, str(source_root or Path.cwd()))
     from quiver.replay.report.text import render_text
 
     return render_text(report)
@@ -68,6 +68,9 @@ def analyze(
                                              "tcp://scheduler:8786, or 'local' for a LocalCluster")] = None,
     scratch: Annotated[Path | None, typer.Option("--scratch", help="directory for the shuffled shards "
                                                  "(default: system temp; next to the log with --dask ADDRESS)")] = None,
+    source_root: Annotated[Path | None, typer.Option("--source-root", help="SARIF: source files under DIR get "
+                                                     "paths relative to %SRCROOT% (default: the current "
+                                                     "directory)", metavar="DIR")] = None,
     fail_on_blind: Annotated[bool, typer.Option("--fail-on-blind", help="exit 3 when there are no findings but "
                                                 "something could not be checked (no accesses recorded, no "
                                                 "events a check needs, truncated log)")] = False,
@@ -98,7 +101,7 @@ def analyze(
         else:
             report = run_checks(opened, checks, options, explicit=bool(check))
     report.fail_on_blind = fail_on_blind
-    text = render(report, fmt)
+    text = render(report, fmt, source_root)
     if output is not None:
         _write(output, text)
     else:

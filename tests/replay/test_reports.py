@@ -217,3 +217,24 @@ def test_advisory_findings_alone_exit_zero():
     assert report.exit_status == 0
     report.findings.append(Finding(FindingKind.USE_OF_STALE_DATA, "stale", site))
     assert report.exit_status == 1
+
+
+def test_sarif_paths_are_relative_to_the_source_root(tmp_path):
+    """GitHub code scanning places a result only by a repository-relative URI (%SRCROOT%)."""
+    src = tmp_path / "repo" / "src"
+    src.mkdir(parents=True)
+    sim = OmpSim(str(src / "kernel.c"))
+    a = sim.malloc("a", 64, 3)
+    with sim.target(5, [sim.map("alloc", "a", a, 0, 16, 5, "a[0:16]")]) as k:
+        k.read(a, 64, 6)
+    log = sim.write(tmp_path / "k.arrow")
+    doc = json.loads(trace("analyze", str(log), "-f", "sarif", "--source-root", str(tmp_path / "repo")).stdout)
+    jsonschema.Draft7Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(doc)
+    run = doc["runs"][0]
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": (tmp_path / "repo").as_uri() + "/"}}
+    loc = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert loc == {"uri": "src/kernel.c", "uriBaseId": "%SRCROOT%"}
+    assert run["tool"]["driver"]["informationUri"].startswith("file:///")
+    outside = json.loads(trace("analyze", str(log), "-f", "sarif", "--source-root", str(tmp_path / "other")).stdout)
+    loc = outside["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert loc == {"uri": (src / "kernel.c").as_uri()}
