@@ -122,6 +122,14 @@ def _human_ns(ns: int) -> str:
     return f"{ns} ns"
 
 
+def _devices_text(ids: list[int]) -> str:
+    """``1 (device 0)``, ``2 (devices 0, 1)``, ``none``: a count and the ids, so `0` is not read as a count."""
+    if not ids:
+        return "none"
+    word = "device" if len(ids) == 1 else "devices"
+    return f"{len(ids)} ({word} {', '.join(map(str, ids))})"
+
+
 def render_summary(s: dict[str, Any]) -> str:
     argv = " ".join(s["argv"]) if s["argv"] else s["program"]
     why = s.get("truncated_reason") or "the program did not finish normally"
@@ -137,7 +145,7 @@ def render_summary(s: dict[str, Any]) -> str:
         f"status:         {status}",
         f"ranks:          {s['ranks']}",
         f"threads:        {s['threads']}",
-        f"devices:        {', '.join(map(str, s['devices'])) if s['devices'] else 'none'}",
+        f"devices:        {_devices_text(s['devices'])}",
         f"time span:      {_human_ns(s['time_span_ns'])}",
         f"size on disk:   {_human_bytes(s['size_bytes'])} ({s['events']} events)",
         "events by family:",

@@ -111,3 +111,12 @@ def test_help_has_readable_types_and_no_boxes():
     assert "<bool>" not in r.stdout and "<path>" not in r.stdout and "╭" not in r.stdout
     assert "  -f, --format [text|json|sarif]  report format  [default: text]" in r.stdout
     assert any(len(line) > 100 for line in r.stdout.splitlines())   # wrapped at the terminal, not at 80
+
+
+def test_explain_filter_says_what_did_not_match(demo_log):
+    r = run_trace("explain", "--variable", "nope", demo_log)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == "trace: error: --variable nope: no target construct maps a variable of that name (mapped: b)\n"
+    r = run_trace("explain", "--line", "99", demo_log)
+    assert r.stderr == "trace: error: --line 99: no target construct at that line (constructs at lines: 9)\n"
+    assert run_trace("explain", "--variable", "b", demo_log).returncode == 0

@@ -53,11 +53,20 @@ def explain(
     findings = merge_findings(findings)
     costs = {"run_ns": run_ns, "peaks": pl.concat(peaks).sort("rank", "device")}
     if variable is not None:
+        known = sorted(set(items["variable"].to_list()))
         items = items.filter(items["variable"] == variable)
         findings = [f for f in findings if f.variable == variable]
+        if items.is_empty():
+            raise UsageError(f"--variable {variable}: no target construct maps a variable of that name "
+                             f"(mapped: {_listing(known)})")
     if line is not None:
+        known_lines = sorted(set(items["line"].to_list()))
         items = items.filter(items["line"] == line)
         findings = [f for f in findings if f.access.line == line]
+        if items.is_empty():
+            what = f" mapping {variable}" if variable is not None else ""
+            raise UsageError(f"--line {line}: no target construct{what} at that line "
+                             f"(constructs at lines: {_listing(known_lines)})")
     table = explain_table(items)
     if fmt == "json":
         text = json.dumps({"log": str(log), **to_json(table, findings, costs)}, indent=2, sort_keys=True) + "\n"
@@ -72,6 +81,14 @@ def explain(
             raise UsageError(f"{output}: cannot write ({e.strerror})") from None
     else:
         print(text, end="")
+
+
+def _listing(values: list, limit: int = 12) -> str:
+    """What the log does have, for a filter that matched nothing ("a, b, c" / "none")."""
+    if not values:
+        return "none"
+    shown = ", ".join(map(str, values[:limit]))
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
 
 
 explain.context_settings = {"help_option_names": ["-h", "--help"]}

@@ -1,0 +1,66 @@
+"""README's sample output is the tool's: run what `make demo` runs (examples/demo.sh) in a copy of
+its layout and compare with the README's blocks line by line.
+
+Masked: what changes from run to run or machine to machine (time span, size on disk, how many
+threads ran the kernel and so how many sync/access events and accesses there are)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.clang, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+MASKS = [(re.compile(r"^(time span:|size on disk:|threads:)\s.*$"), r"\1 *"),
+         (re.compile(r"^(  sync|  accesses)(\s+)\d+$"), r"\1\2*"),
+         (re.compile(r" in \d+ access(es)?$"), " in * accesses")]
+
+
+def masked(text: str) -> list[str]:
+    out = []
+    for line in text.rstrip("\n").splitlines():
+        for pattern, repl in MASKS:
+            line = pattern.sub(repl, line)
+        out.append(line)
+    return out
+
+
+def readme_block(command: str) -> str:
+    """The ```text block of README.md that starts with `$ command`."""
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index(f"```text\n$ {command}\n") + len("```text\n")
+    return readme[start:readme.index("\n```", start)]
+
+
+def test_readme_demo_output_is_current(tmp_path):
+    src = tmp_path / "notebooks" / "programs"
+    src.mkdir(parents=True)
+    shutil.copy(ROOT / "notebooks" / "programs" / "saxpy_bug.c", src)
+    (tmp_path / "examples" / "out").mkdir(parents=True)
+    trace = str(BIN / "trace")
+
+    def run(*args: str) -> str:
+        proc = subprocess.run([trace, *args], cwd=tmp_path, capture_output=True, text=True, check=False)
+        assert proc.returncode in (0, 1), proc.stderr
+        return proc.stdout.replace(f"{tmp_path}/", "")
+
+    run("cc", "-g", "-O0", "notebooks/programs/saxpy_bug.c", "-o", "examples/out/saxpy_alloc")
+    run("record", "-o", "examples/out/saxpy_alloc.arrow", "--", "examples/out/saxpy_alloc")
+    for command in ("trace info examples/out/saxpy_alloc.arrow", "trace analyze examples/out/saxpy_alloc.arrow"):
+        got = f"$ {command}\n" + run(*command.split()[1:])
+        assert masked(got) == masked(readme_block(command)), command
+
+
+def test_demo_script_prints_its_commands():
+    text = (ROOT / "examples" / "demo.sh").read_text()
+    assert "printf '\\n$ %s\\n' \"$*\"" in text
+    for command in ("trace cc -g -O0 notebooks/programs/saxpy_bug.c -o examples/out/saxpy_alloc",
+                    "trace info examples/out/saxpy_alloc.arrow", "trace analyze examples/out/saxpy_alloc.arrow"):
+        assert f"run {command}" in text
