@@ -53,6 +53,11 @@ def render_finding(f: Finding) -> list[str]:
     for r in f.related:
         role = ROLE_WORDS.get(r.role, r.role.replace("-", " "))
         lines.append(f"  {role}: " + " ".join(p for p in (r.message, where(r.site)) if p))
+    also = f.details.get("also_on") if isinstance(f.details, dict) else None
+    if also:
+        ranks = ", ".join(f"rank {a['rank']}" + (f" (with rank {a['other_rank']})" if a.get("other_rank") is not None
+                                                  else "") for a in also)
+        lines.append(f"  also on: {ranks}: the same lines, {len(also) + 1} ranks in all")
     if f.history:
         lines.append("  history of the first bad byte:")
         for i, step in enumerate(f.history):

@@ -238,3 +238,22 @@ def test_sarif_paths_are_relative_to_the_source_root(tmp_path):
     outside = json.loads(trace("analyze", str(log), "-f", "sarif", "--source-root", str(tmp_path / "other")).stdout)
     loc = outside["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
     assert loc == {"uri": (src / "kernel.c").as_uri()}
+
+
+def test_the_same_race_on_several_ranks_is_one_finding():
+    from quiver.replay.report.findings import Related, merge_findings
+    from quiver.replay.report.text import render_finding
+
+    def race(rank: int, line: int = 21) -> Finding:
+        other = Related("other-access", Site("halo.c", 19, "main", "rank", rank=rank), f"MPI_Put on rank {rank}")
+        return Finding(FindingKind.RMA_RACE, f"store on rank {rank} races", Site("halo.c", line, "main", "rank",
+                       rank=rank), variable=f"local buffer of rank {rank}", related=[other],
+                       fix=f"add MPI_Win_flush_local({1 - rank % 2}, win) before line {line}", bytes=8,
+                       details={"ranks": [rank], "operations": ["store", "MPI_Put:origin-read"]})
+
+    out = merge_findings([race(2), race(0), race(1), race(0, line=25)])
+    assert [(f.access.line, f.access.rank, f.details["ranks"], f.bytes, f.occurrences) for f in out] == [
+        (21, 0, [0, 1, 2], 24, 3), (25, 0, [0], 8, 1)]
+    assert [a["rank"] for a in out[0].details["also_on"]] == [1, 2]
+    assert out[0].details["also_on"][0]["fix"] == "add MPI_Win_flush_local(0, win) before line 21"
+    assert "  also on: rank 1 (with rank 1), rank 2 (with rank 2): the same lines, 3 ranks in all" in render_finding(out[0])
