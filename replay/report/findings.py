@@ -69,6 +69,20 @@ class HistoryStep:
     operation: str              # e.g. "CV allocated (map(alloc: b[0:N]))", "host write"
     site: Site
     state: str = ""             # the byte's state after the step, e.g. "OV valid, CV invalid"
+    repeat: int = 1             # identical consecutive steps folded into one (fold_history)
+
+
+def fold_history(steps: list[HistoryStep]) -> list[HistoryStep]:
+    """Consecutive identical steps (the same write at the same line, 5 times over) as one step with
+    ``repeat`` = how many."""
+    out: list[HistoryStep] = []
+    for step in steps:
+        last = out[-1] if out else None
+        if last is not None and (last.operation, last.site, last.state) == (step.operation, step.site, step.state):
+            out[-1] = HistoryStep(last.operation, last.site, last.state, last.repeat + step.repeat)
+        else:
+            out.append(step)
+    return out
 
 
 @dataclass
@@ -127,6 +141,8 @@ def merge_findings(findings: list[Finding]) -> list[Finding]:
             m.occurrences += f.occurrences
         else:
             merged[k] = f
+    for f in merged.values():
+        f.history = fold_history(f.history)
     return fold_ranks(sorted(merged.values(), key=Finding.sort_key))
 
 

@@ -34,7 +34,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "occurrences": f.occurrences,
         "access": site_dict(f.access),
         "related": [{"role": r.role, **site_dict(r.site), "message": r.message} for r in f.related],
-        "history": [{"operation": h.operation, **site_dict(h.site), "state": h.state} for h in f.history],
+        "history": [{"operation": h.operation, **site_dict(h.site), "state": h.state, "repeat": h.repeat}
+                    for h in f.history],
         "fix": f.fix,
         "details": f.details,
     }

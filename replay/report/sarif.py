@@ -128,7 +128,8 @@ def result(f: Finding, root: str | None = None) -> dict[str, Any]:
         res["relatedLocations"] = [location(r.site, f"{r.role}: {r.message}" if r.message else r.role, i, root)
                                    for i, r in enumerate(f.related)]
     if f.history:
-        steps = [{"location": location(h.site, f"{h.operation}" + (f" -> {h.state}" if h.state else ""), root=root),
+        steps = [{"location": location(h.site, f"{h.operation}" + (f" (x{h.repeat})" if h.repeat > 1 else "")
+                                       + (f" -> {h.state}" if h.state else ""), root=root),
                   "executionOrder": i} for i, h in enumerate(f.history)]
         res["codeFlows"] = [{"message": {"text": "history of the first bad byte"},
                              "threadFlows": [{"locations": steps}]}]

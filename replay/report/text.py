@@ -63,7 +63,8 @@ def render_finding(f: Finding) -> list[str]:
         for i, step in enumerate(f.history):
             state = f"  -> {step.state}" if step.state else ""
             at = f"{step.site.short()}: " if step.site.file and step.site.file != "??" else ""
-            lines.append(f"    #{i} {at}{step.operation}{state}")
+            times = f" (x{step.repeat})" if step.repeat > 1 else ""
+            lines.append(f"    #{i} {at}{step.operation}{times}{state}")
     if f.kind in TRANSFER_KINDS and "wasted_ns" in f.details:
         lines.append(f"  cost: {cost_text(f.details['wasted_ns'], f.details.get('run_ns', 0))}"
                      + (f"; read on the other side: {f.details['read_bytes']} of {f.details['transferred_bytes']} "

@@ -257,3 +257,18 @@ def test_the_same_race_on_several_ranks_is_one_finding():
     assert [a["rank"] for a in out[0].details["also_on"]] == [1, 2]
     assert out[0].details["also_on"][0]["fix"] == "add MPI_Win_flush_local(0, win) before line 21"
     assert "  also on: rank 1 (with rank 1), rank 2 (with rank 2): the same lines, 3 ranks in all" in render_finding(out[0])
+
+
+def test_repeated_history_steps_are_folded():
+    from quiver.replay.report.findings import HistoryStep, merge_findings
+    from quiver.replay.report.json import finding_dict
+    from quiver.replay.report.text import render_finding
+
+    dev = Site("k.c", 12, "main", "device", device=0)
+    write = HistoryStep("device write on device 0", dev, "host copy stale, device copy valid")
+    steps = [HistoryStep("device 0 copy allocated", Site("k.c", 10), "host copy valid"), *[write] * 5,
+             HistoryStep("read on the host (first bad access)", Site("k.c", 20))]
+    f, = merge_findings([Finding(FindingKind.USE_OF_STALE_DATA, "stale", Site("k.c", 20), "a", history=steps)])
+    assert [h.repeat for h in f.history] == [1, 5, 1]
+    assert "    #1 k.c:12: device write on device 0 (x5)  -> host copy stale, device copy valid" in render_finding(f)
+    assert finding_dict(f)["history"][1]["repeat"] == 5
