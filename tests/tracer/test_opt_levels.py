@@ -70,3 +70,14 @@ def test_mpi_put_origin_refilled_by_an_optimised_loop(tmp_path, trace_cli_run, o
     report = json.loads(out.stdout)
     got = [(f["kind"], f["access"]["line"], f["related"][0]["line"], f["details"]["ranks"]) for f in report["findings"]]
     assert got == [("rma-race", 18, 16, [0, 1])]      # one finding: the same race on both ranks
+
+
+def test_element_size_from_the_clause_at_O2(record_c, trace_cli_run):
+    """-O2 turns the kernel's reads into one range (no element width); the clause b[0:1000] over
+    4000 bytes still tells 4-byte elements."""
+    src = Path(__file__).resolve().parents[2] / "notebooks" / "programs" / "saxpy_bug.c"
+    run = record_c(src, opt="-O2")
+    assert run.returncode == 0, run.stderr
+    f, = json.loads(trace_cli_run("analyze", "--format", "json", str(run.log)).stdout)["findings"]
+    assert (f["kind"], f["variable"], f["element_size"], f["elements"]) == ("use-of-uninitialized-memory", "b", 4, 1000)
+    assert f["extent"] == "b: 1000 elements mapped (4-byte), element 0 accessed"
