@@ -64,3 +64,19 @@ def test_demo_script_prints_its_commands():
     for command in ("trace cc -g -O0 notebooks/programs/saxpy_bug.c -o examples/out/saxpy_alloc",
                     "trace info examples/out/saxpy_alloc.arrow", "trace analyze examples/out/saxpy_alloc.arrow"):
         assert f"run {command}" in text
+
+
+def test_record_doc_crash_example_is_current(tmp_path):
+    """docs/record.md's crash example: the program's output, our one line, the exit status, `trace info`."""
+    doc = (ROOT / "docs" / "record.md").read_text()
+    start = doc.index("$ trace record -o crash.arrow -- ./crash segv\n")
+    block = doc[start:doc.index("\n```", start)]
+    trace = str(BIN / "trace")
+    shutil.copy(ROOT / "tests" / "programs" / "omp" / "crash.c", tmp_path)
+    subprocess.run([trace, "cc", "-g", "-O0", "crash.c", "-o", "crash"], cwd=tmp_path, check=True)
+    rec = subprocess.run([trace, "record", "-o", "crash.arrow", "--", "./crash", "segv"], cwd=tmp_path,
+                         capture_output=True, text=True, check=False)
+    info = subprocess.run([trace, "info", "crash.arrow"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    got = ("$ trace record -o crash.arrow -- ./crash segv\n" + rec.stdout + rec.stderr + "$ echo $?\n"
+           + f"{rec.returncode}\n$ trace info crash.arrow | head -4\n" + "\n".join(info.stdout.splitlines()[:4]))
+    assert got == block
