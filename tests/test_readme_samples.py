@@ -80,3 +80,21 @@ def test_record_doc_crash_example_is_current(tmp_path):
     got = ("$ trace record -o crash.arrow -- ./crash segv\n" + rec.stdout + rec.stderr + "$ echo $?\n"
            + f"{rec.returncode}\n$ trace info crash.arrow | head -4\n" + "\n".join(info.stdout.splitlines()[:4]))
     assert got == block
+
+
+@pytest.mark.parametrize(("source", "lang", "log"), [("tests/programs/omp/seed002_fig1.cpp", "cxx", "run.arrow"),
+                                                      ("tests/programs/mapping/release_stale.c", "cc", "release.arrow")])
+def test_analyze_doc_examples_are_current(tmp_path, source, lang, log):
+    """docs/analyze.md's two reports, paths shown from the checkout's root."""
+    doc = (ROOT / "docs" / "analyze.md").read_text()
+    first = doc.index(f"at {source}:")
+    start = doc.rindex("==quiver== ERROR", 0, first)
+    block = doc[start:doc.index("\n```", start)]
+    trace = str(BIN / "trace")
+    exe = tmp_path / "prog"
+    subprocess.run([trace, lang, "-g", source, "-o", str(exe)], cwd=ROOT, check=True)
+    subprocess.run([trace, "record", "-o", str(tmp_path / log), "--", str(exe)], cwd=tmp_path, check=True,
+                   capture_output=True)
+    got = subprocess.run([trace, "analyze", log], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert got.returncode == 1, got.stderr
+    assert got.stdout.replace(f"{ROOT}/", "").rstrip("\n") == block
