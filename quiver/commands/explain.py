@@ -52,26 +52,29 @@ def explain(
     items = pl.concat(parts)
     findings = merge_findings(findings)
     costs = {"run_ns": run_ns, "peaks": pl.concat(peaks).sort("rank", "device")}
+    unmatched = ""
     if variable is not None:
         known = sorted(set(items["variable"].to_list()))
         items = items.filter(items["variable"] == variable)
         findings = [f for f in findings if f.variable == variable]
-        if items.is_empty():
-            raise UsageError(f"--variable {variable}: no target construct maps a variable of that name "
-                             f"(mapped: {_listing(known)})")
+        if items.is_empty() and known:
+            unmatched = f"no target construct maps a variable named `{variable}` (mapped: {_listing(known)})"
     if line is not None:
         known_lines = sorted(set(items["line"].to_list()))
         items = items.filter(items["line"] == line)
         findings = [f for f in findings if f.access.line == line]
-        if items.is_empty():
-            what = f" mapping {variable}" if variable is not None else ""
-            raise UsageError(f"--line {line}: no target construct{what} at that line "
-                             f"(constructs at lines: {_listing(known_lines)})")
+        if items.is_empty() and known_lines and not unmatched:
+            what = f" mapping `{variable}`" if variable is not None else ""
+            unmatched = f"no target construct{what} at line {line} (constructs at lines: {_listing(known_lines)})"
     table = explain_table(items)
     if fmt == "json":
-        text = json.dumps({"log": str(log), **to_json(table, findings, costs)}, indent=2, sort_keys=True) + "\n"
+        doc = {"log": str(log), **to_json(table, findings, costs)}
+        if unmatched:
+            doc["unmatched"] = unmatched
+        text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
     else:
-        text = render_text(table, findings, ranks=int(logs.run.get("ranks", 1) or 1), costs=costs)
+        text = render_text(table, findings, ranks=int(logs.run.get("ranks", 1) or 1), costs=costs,
+                           **({"empty": unmatched} if unmatched else {}))
     if output is not None:
         try:
             output.write_text(text)
