@@ -122,7 +122,7 @@ def render_text(report: AnalysisReport) -> str:
         summary = "nothing checked (no events recorded)"
     else:
         summary = "no findings"
-    if report.blind_spots:
+    if report.blind_spots and not report.nothing_recorded:
         n = len(report.blind_spots)
         reasons = ", ".join(spot.reason for spot in report.blind_spots)
         summary += f", {n} blind spot{'s' if n != 1 else ''} ({reasons}: see the warnings above)"
