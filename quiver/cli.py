@@ -145,6 +145,11 @@ def recover_interrupted(args: list[str]) -> None:
 def run(args: list[str], exit_now: bool = False) -> int:
     """Exit status of `trace ARGS`; errors are one line on stderr, a traceback only on request.
     `exit_now`: after a command line run without typer, end the process at once (`_exit_now`)."""
+    if args in (["--version"], ["-V"]):
+        from quiver.formats.version import __version__
+
+        print(f"trace (quiver) {__version__}")
+        return 0
     try:
         recover_interrupted(args)
         fast = fast_command(args)
@@ -159,6 +164,9 @@ def run(args: list[str], exit_now: bool = False) -> int:
     except KeyboardInterrupt:
         print("trace: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        discard_stdout()
+        return 0
     except Exception as e:
         errors = sys.modules.get("quiver.formats.errors")  # not loaded: cannot be one of ours
         if errors is not None and isinstance(e, errors.QuiverError):
@@ -179,6 +187,29 @@ def _first_line(e: BaseException) -> str:
     """An exception's message on one line (polars and pyarrow messages span several)."""
     text = " ".join(str(e).split())
     return text[:300]
+
+
+def stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe whose reading end was closed (poll reports an error on it)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLERR)
+        return bool(poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def discard_stdout() -> None:
+    """The reader of our stdout went away (`trace export -o - | head`): like any Unix filter, end
+    quietly with status 0; what is still buffered goes to /dev/null instead of raising at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def _exit_now(code: int) -> None:

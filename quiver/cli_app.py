@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Annotated
 import typer
 from typer._click import exceptions as click
 
-from quiver.cli import COMMANDS, EXIT_UNUSABLE, fail
+from quiver.cli import COMMANDS, EXIT_UNUSABLE, discard_stdout, fail, stdout_reader_gone
 
 app = typer.Typer(
     name="trace",
@@ -24,9 +25,42 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
-    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+    # plain help (no boxes) wrapped at the terminal's width, not cut at 80 columns
+    context_settings={"help_option_names": ["-h", "--help"],
+                      "max_content_width": max(shutil.get_terminal_size((100, 24)).columns, 80)},
 )
+
+# Option types as man pages write them (PATH, N, TEXT, [a|b]) instead of typer's <path>, <int range>.
+_TYPE_WORDS = {"path": "PATH", "file": "FILE", "directory": "DIR", "int": "N", "int range": "N", "float": "NUMBER",
+               "float range": "NUMBER", "str": "TEXT", "list[str]": "TEXT", "list[path]": "PATH", "bool": ""}
+
+
+def _readable_type(plain: Callable[..., str]) -> Callable[..., str]:
+    def display_type(self, ctx) -> str:
+        label = plain(self, ctx)
+        inner = label[1:-1] if label.startswith("<") and label.endswith(">") else label
+        if inner in _TYPE_WORDS:
+            return _TYPE_WORDS[inner]
+        return f"[{inner}]" if "|" in inner else inner.upper()
+
+    return display_type
+
+
+_param = getattr(importlib.import_module("typer.core"), "_TyperParameter", None)
+if _param is not None and hasattr(_param, "display_type"):
+    _param.display_type = _readable_type(_param.display_type)
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", "-V", is_eager=True,
+                                                   help="print quiver's version and exit")] = False) -> None:
+    """Record OpenMP-offloading and MPI-RMA programs, then find data-mapping issues and RMA races."""
+    if version:   # (quiver/cli.py answers `trace --version` before typer; this lists it in --help)
+        from quiver.formats.version import __version__
+
+        print(f"trace (quiver) {__version__}")
+        raise typer.Exit(0)
 
 
 @app.command(epilog="Example:  trace info run.arrow\n\n          trace info --json run.arrow")
@@ -93,3 +127,8 @@ def run_app(args: list[str]) -> int:
     except typer.Abort:
         print("trace: interrupted", file=sys.stderr)
         return 130
+    except SystemExit:
+        if stdout_reader_gone():   # click turns EPIPE into exit 1: `trace export -o - | head` ends with 0
+            discard_stdout()
+            return 0
+        raise

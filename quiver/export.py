@@ -109,6 +109,8 @@ def export(
         else:
             n = _export_chrome(logs, out, rank_list, from_ns, to_ns, findings, check)
             what = f"{n} trace events; open it in https://ui.perfetto.dev or chrome://tracing"
+    except BrokenPipeError:
+        raise   # `-o - | head`: the reader is gone, quiver/cli.py ends quietly
     except (FileExistsError, OSError) as e:
         from quiver.formats.safe_write import OutputError
 

@@ -16,6 +16,17 @@ LABELS = {"construct": "target construct", "kernel": "kernel", "transfer_to": "c
 MIN_WIDTH = 0.004   # of the time span: short slices stay visible
 
 
+def x_window(tl: Timeline) -> tuple[float, float]:
+    """The x range in µs since the log's first event: [from_ns, to_ns] when given, else what is drawn."""
+    t0 = tl.origin_ns
+    ends = [int(v) for v in ((tl.slices["start_ns"] + tl.slices["dur_ns"]).max(), tl.instants["time_ns"].max())
+            if v is not None]
+    starts = [int(v) for v in (tl.slices["start_ns"].min(), tl.instants["time_ns"].min()) if v is not None]
+    lo = tl.from_ns if tl.from_ns is not None else min(starts, default=t0)
+    hi = tl.to_ns if tl.to_ns is not None else max(ends, default=lo + 1)
+    return (lo - t0) / 1e3, max(hi - t0, lo - t0 + 1) / 1e3
+
+
 def plot_timeline(tl: Timeline, ax: Any = None, *, title: str | None = None) -> Any:
     """Draw ``tl`` on ``ax`` (a new figure when None) and return the axes."""
     try:
@@ -31,9 +42,9 @@ def plot_timeline(tl: Timeline, ax: Any = None, *, title: str | None = None) -> 
     index = {(r, tid): i for i, (r, tid) in enumerate(rows.select("rank", "tid").iter_rows())}
     if ax is None:
         _fig, ax = plt.subplots(figsize=(11, 1.0 + 0.55 * max(len(index), 1)))
-    t0 = int(min(slices["start_ns"].min() or 0, tl.instants["time_ns"].min() or 0)) if slices.height else int(
-        tl.instants["time_ns"].min() or 0)
-    span = max(int((slices["start_ns"] + slices["dur_ns"]).max() or 1) - t0, 1)
+    t0 = tl.origin_ns
+    lo, hi = x_window(tl)
+    span = max(int((hi - lo) * 1e3), 1)
     min_w = MIN_WIDTH * span / 1e3
     for kind, color in COLORS.items():
         part = slices.filter(pl.col("kind") == kind)
@@ -59,6 +70,7 @@ def plot_timeline(tl: Timeline, ax: Any = None, *, title: str | None = None) -> 
             have = {h.get_label() for h in ax.collections}
             ax.scatter(xs, ys, marker=marker, color=color, s=120 if marker == "X" else 200, zorder=3,
                        label=None if label in have else label)
+    ax.set_xlim(lo, hi)   # from_ns/to_ns zoom: the axis is the window, not the slices that overlap it
     ax.set_yticks(range(len(labels)), labels)
     ax.invert_yaxis()
     ax.set_xlabel("time since the first event (µs)")

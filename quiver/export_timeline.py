@@ -59,6 +59,9 @@ class Timeline:
     tracks: pl.DataFrame     # TRACK_SCHEMA: the name of every (rank, tid) in use
     ranks: list[int]
     program: str
+    origin_ns: int = 0              # the first timeline event of the log: x = 0 at every zoom
+    from_ns: int | None = None      # the window asked for (a plot's axis shows exactly this)
+    to_ns: int | None = None
 
 
 def _conform(df: pl.DataFrame, schema: dict) -> pl.DataFrame:
@@ -305,5 +308,7 @@ def build_timeline(log: EventLog, *, ranks: list[int] | None = None, from_ns: in
     flow_df = flow_df.sort("from_ns", "id")
     present = sorted(set(slice_df["rank"].to_list()) | set(inst_df["rank"].to_list())
                      | set(range(int(log.run.get("ranks", 1) or 1))) if ranks is None else [int(r) for r in ranks])
+    origin = int(ev["time_ns"].min()) if ev.height else 0
     return Timeline(slices=slice_df, instants=inst_df, flows=flow_df, tracks=_tracks(slice_df, inst_df, flow_df),
-                    ranks=present, program=str(log.run.get("program", "?")))
+                    ranks=present, program=str(log.run.get("program", "?")), origin_ns=origin, from_ns=from_ns,
+                    to_ns=to_ns)

@@ -13,9 +13,11 @@ from typing import Any
 from quiver.formats import EventLog
 from quiver.formats.version import __version__
 from quiver.replay.registry import ALIASES, CHECKERS, CheckOptions, available_checkers, default_checkers
+from quiver.replay.report.blind_spots import BlindSpot, find_blind_spots, kinds_present
 from quiver.replay.report.findings import ADVISORY_KINDS, Finding, merge_findings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_NOTHING_CHECKED = 0, 1, 2
+EXIT_BLIND = 4   # no error findings, but blind spots, and the caller asked to fail on them (--fail-on-blind)
 
 
 class UnknownCheck(ValueError):
@@ -30,7 +32,7 @@ def resolve_checks(requested: Iterable[str] | None) -> list[str]:
     if not names:
         return default_checkers()
     out: list[str] = []
-    for name in names:
+    for name in (n.lower() for n in names):
         name = ALIASES.get(name, name)
         if name == "all":
             picked = list(CHECKERS)
@@ -53,6 +55,8 @@ class AnalysisReport:
     checks: list[str]
     unavailable: list[str]
     findings: list[Finding] = field(default_factory=list)
+    blind_spots: list[BlindSpot] = field(default_factory=list)
+    fail_on_blind: bool = False
     tool_version: str = __version__
 
     @property
@@ -72,7 +76,14 @@ class AnalysisReport:
     def exit_status(self) -> int:
         if self.nothing_recorded:
             return EXIT_NOTHING_CHECKED
-        return EXIT_FINDINGS if self.errors else EXIT_CLEAN
+        if self.errors:
+            return EXIT_FINDINGS
+        return EXIT_BLIND if self.fail_on_blind and self.blind_spots else EXIT_CLEAN
+
+    def add_blind_spots(self, kinds: set[int], explicit: bool) -> None:
+        """Append what these checks could not see in a log with these event kinds (report/blind_spots.py)."""
+        self.blind_spots += find_blind_spots(self.run, kinds, self.checks + self.unavailable, explicit,
+                                             self.truncation_note())
 
     def counts_by_kind(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -104,8 +115,9 @@ def _seconds(ns: int) -> str:
 
 
 def run_checks(log: EventLog, checks: list[str], options: CheckOptions | None = None,
-               on_check: Callable[[str], None] | None = None) -> AnalysisReport:
-    """Run ``checks`` (names from the registry) over ``log``; unavailable ones are listed, not run."""
+               on_check: Callable[[str], None] | None = None, explicit: bool = False) -> AnalysisReport:
+    """Run ``checks`` (names from the registry) over ``log``; unavailable ones are listed, not run.
+    ``explicit``: the user named the checks, so one whose events are absent is a blind spot."""
     options = options or CheckOptions()
     available = available_checkers(checks)
     run = dict(log.run)
@@ -123,4 +135,5 @@ def run_checks(log: EventLog, checks: list[str], options: CheckOptions | None = 
                 on_check(name)
             found.extend(available[name](log, options))
     report.findings = merge_findings(found)
+    report.add_blind_spots(kinds_present(log.batches(["kind"])), explicit)
     return report

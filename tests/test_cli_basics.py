@@ -83,3 +83,40 @@ def test_unknown_options_and_commands_exit_2_in_one_line(args):
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_version():
+    from quiver.formats.version import __version__
+
+    for flag in ("--version", "-V"):
+        r = run_trace(flag)
+        assert r.returncode == 0 and r.stdout == f"trace (quiver) {__version__}\n" and r.stderr == ""
+    assert "--version" in run_trace("--help").stdout
+
+
+def test_closed_stdout_ends_quietly(demo_log):
+    """`trace export -o - | head -c 10`: the reader goes away; like any filter, exit 0 and no message."""
+    for args in (["export", str(demo_log), "--to", "chrome", "-o", "-"], ["info", "--json", str(demo_log)]):
+        proc = subprocess.Popen([*TRACE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdout.close()                       # nobody reads: every write gets EPIPE
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=120) == 0, err
+        assert err == "", err
+
+
+def test_help_has_readable_types_and_no_boxes():
+    r = subprocess.run([*TRACE, "analyze", "--help"], capture_output=True, text=True, check=False,
+                       env={**__import__("os").environ, "COLUMNS": "160"})
+    assert r.returncode == 0
+    assert "<bool>" not in r.stdout and "<path>" not in r.stdout and "╭" not in r.stdout
+    assert "  -f, --format [text|json|sarif]  report format  [default: text]" in r.stdout
+    assert any(len(line) > 100 for line in r.stdout.splitlines())   # wrapped at the terminal, not at 80
+
+
+def test_explain_filter_says_what_did_not_match(demo_log):
+    r = run_trace("explain", "--variable", "nope", demo_log)
+    assert r.returncode == 0
+    assert r.stdout.splitlines()[0] == "no target construct maps a variable named `nope` (mapped: b)"
+    r = run_trace("explain", "--line", "99", "--format", "json", demo_log)
+    assert json.loads(r.stdout)["unmatched"] == "no target construct at line 99 (constructs at lines: 9)"
+    assert "unmatched" not in json.loads(run_trace("explain", "--variable", "b", "-f", "json", demo_log).stdout)

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from quiver.tracer.cc_args import Mode, mode
 from quiver.tracer.native import LLVM_LIB, BuildError, ensure_built, pass_plugin
 
 OFFLOAD_TRIPLE = "x86_64-unknown-linux-gnu"
@@ -20,8 +21,6 @@ COMPILERS = {"cc": "clang-19", "cxx": "clang++-19"}
 # Per-access fallback (no pass plugin, or the escape hatch): one callback per load/store.
 INSTRUMENT = ["-fsanitize-coverage=func,trace-loads,trace-stores", "-fno-sanitize-link-runtime"]
 NO_RANGE_PASS = "--no-range-pass"   # wrapper option: per-access instrumentation (QUIVER_NO_RANGE_PASS=1 too)
-# Options after which clang does not link.
-_NO_LINK = {"-c", "-S", "-E", "-M", "-MM", "-fsyntax-only", "--version", "-v", "-###", "--help"}
 
 
 def compiler(lang: str) -> str:
@@ -29,9 +28,8 @@ def compiler(lang: str) -> str:
 
 
 def links(args: list[str]) -> bool:
-    """True when clang will run the linker for this command line."""
-    return not any(a in _NO_LINK for a in args) and any(not a.startswith("-") or a.startswith("-l")
-                                                        for a in args)
+    """True when clang will run the linker for this command line (tracer/cc_args.py)."""
+    return mode(args) is Mode.LINK
 
 
 def has_debug_info(args: list[str]) -> bool:
@@ -80,8 +78,13 @@ def link_flags(libdir: Path) -> list[str]:
 
 
 def command(lang: str, args: list[str]) -> list[str]:
+    """The clang command: unchanged when it compiles nothing (`--version`, `-print-*`), compile
+    flags in front when it compiles or preprocesses, the tracer libraries after a link."""
+    what = mode(user_args(args))
+    if what is Mode.INFO:
+        return [compiler(lang), *user_args(args)]
     cmd = [compiler(lang), *compile_flags(args), *user_args(args)]
-    if links(args):
+    if what is Mode.LINK:
         cmd += link_flags(ensure_built())
     return cmd
 

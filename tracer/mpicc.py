@@ -14,7 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from quiver.tracer.cc import has_debug_info, instrument_flags, links, user_args
+from quiver.tracer.cc import has_debug_info, instrument_flags, user_args
+from quiver.tracer.cc_args import Mode, mode
 from quiver.tracer.native import BuildError, ensure_built
 
 # (MPI wrapper, how to tell it the compiler, compiler)
@@ -35,11 +36,14 @@ def mpi_link_flags(libdir: Path) -> list[str]:
 
 def command(lang: str, args: list[str]) -> list[str]:
     mpi, flag, comp = wrapper(lang)
+    what = mode(user_args(args))
+    if what is Mode.INFO:   # `-show`, `--version`, `-print-*`: what the MPI wrapper says, unchanged
+        return [mpi, f"{flag}{comp}", *user_args(args)]
     cmd = [mpi, f"{flag}{comp}", *instrument_flags(args)]
     if not has_debug_info(args):
         cmd.append("-gline-tables-only")   # source lines of accesses and MPI calls
     cmd += user_args(args)
-    if links(args):
+    if what is Mode.LINK:
         libdir = ensure_built()
         if not (libdir / "libquiver_mpi.so").exists():
             raise BuildError(f"the PMPI tracer was not built ({mpi} missing?): install mpich "
@@ -62,3 +66,13 @@ def run(lang: str, args: list[str]) -> int:
     if os.environ.get("QUIVER_CC_VERBOSE"):
         print("trace: " + " ".join(cmd), file=sys.stderr)
     return subprocess.run(cmd, check=False).returncode
+
+
+def main_mpicc() -> None:
+    """Console script `quiver-mpicc`: usable as CC (or MPI_C_COMPILER) of an MPI build."""
+    sys.exit(run("cc", sys.argv[1:]))
+
+
+def main_mpicxx() -> None:
+    """Console script `quiver-mpicxx`: usable as CXX of an MPI build."""
+    sys.exit(run("cxx", sys.argv[1:]))

@@ -11,13 +11,14 @@ its own r<rank>.* files into the same raw directory and finalize merges them.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import re
 import shutil
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -166,6 +167,24 @@ def _signal_name(sig: int) -> str:
         return f"signal {sig}"
 
 
+@contextlib.contextmanager
+def finalizing_status(raw: Path, out: Path) -> Iterator[None]:
+    """On a terminal, a transient status line on stderr while the raw chunks become the log (seconds
+    on a big run, which otherwise looks like a hang); nothing when stderr is a file or a pipe."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    try:
+        size = sum(f.stat().st_size for f in raw.rglob("*") if f.is_file())
+    except OSError:
+        size = 0
+    console = Console(stderr=True)
+    with console.status(f"trace: finalizing {out} ({size / 2**20:.1f} MiB of raw chunks)", spinner="dots"):
+        yield
+
+
 def _prepare_finalize(exe: Path) -> None:
     """While the program runs rather than after it: start the tools finalize runs on the executable
     (tracer/tools.py), and import finalize (numpy, pyarrow: ~0.1-0.2 s)."""
@@ -251,14 +270,15 @@ def _record(argv: Sequence[str], out: Path, ranks: int | None, launcher: str | N
     if ended.timed_out:
         run_meta["truncated"] = True
         run_meta["truncated_reason"] = TIME_LIMIT
-    if split:
-        from quiver.tracer.finalize_split import finalize_split
+    with finalizing_status(raw, out):
+        if split:
+            from quiver.tracer.finalize_split import finalize_split
 
-        meta = finalize_split(raw, out, run_meta)
-    else:
-        from quiver.tracer.finalize import finalize
+            meta = finalize_split(raw, out, run_meta)
+        else:
+            from quiver.tracer.finalize import finalize
 
-        meta = finalize(raw, out, run_meta)
+            meta = finalize(raw, out, run_meta)
     if meta.get("signal") is not None and sig is None:
         sig = int(meta["signal"])
     truncated = bool(meta["truncated"])

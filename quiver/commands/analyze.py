@@ -1,7 +1,8 @@
 """`trace analyze`: run the checkers over a log and print a report (text, JSON or SARIF).
 
 Exit status: 0 no findings, 1 findings (advisory kinds alone never), 2 unusable input or usage, or a
-truncated log without events (nothing could be checked).
+truncated log without events (nothing could be checked), 4 with --fail-on-blind: no findings but
+something could not be checked (the report's blind spots).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class ReportFormat(str, Enum):
     sarif = "sarif"
 
 
-def render(report: AnalysisReport, fmt: ReportFormat) -> str:
+def render(report: AnalysisReport, fmt: ReportFormat, source_root: Path | None = None) -> str:
     if fmt == ReportFormat.json:
         from quiver.replay.report.json import render_json
 
@@ -34,7 +35,7 @@ def render(report: AnalysisReport, fmt: ReportFormat) -> str:
     if fmt == ReportFormat.sarif:
         from quiver.replay.report.sarif import render_sarif
 
-        return render_sarif(report)
+        return render_sarif(report, str(source_root or Path.cwd()))
     from quiver.replay.report.text import render_text
 
     return render_text(report)
@@ -70,12 +71,19 @@ def analyze(
                                              "tcp://scheduler:8786, or 'local' for a LocalCluster")] = None,
     scratch: Annotated[Path | None, typer.Option("--scratch", help="directory for the shuffled shards "
                                                  "(default: system temp; next to the log with --dask ADDRESS)")] = None,
+    source_root: Annotated[Path | None, typer.Option("--source-root", help="SARIF: source files under DIR get "
+                                                     "paths relative to %SRCROOT% (default: the current "
+                                                     "directory)", metavar="DIR")] = None,
+    fail_on_blind: Annotated[bool, typer.Option("--fail-on-blind", help="exit 4 when there are no findings but "
+                                                "something could not be checked (no accesses recorded, no "
+                                                "events a check needs, truncated log)")] = False,
 ) -> int:
     """Find data-mapping issues, nowait races and MPI-RMA races in a log; print a report with fixes.
 
     LOG is a log file or a split-log directory (`trace record --split`). With --workers or --dask the run is checked shard by shard in parallel (docs/distributed.md); the report is identical.
 
-    Exit status: 0 clean, 1 findings, 2 unusable input (or a truncated log without events).
+    Exit status: 0 clean, 1 findings, 2 unusable input (or a truncated log without events), 3 blind spots
+    with --fail-on-blind.
     """
     from quiver.formats.errors import UsageError
 
@@ -87,14 +95,16 @@ def analyze(
     if log.is_dir() or workers is not None or dask is not None:
         report = _run_sharded(log, checks, options, workers, dask, scratch,
                               progress if progress is not None else sys.stderr.isatty())
+        report.add_blind_spots(_logset_kinds(log), explicit=bool(check))
     else:
         opened = read_log(log)
         show = progress if progress is not None else (sys.stderr.isatty() or opened.num_events >= LARGE_LOG_EVENTS)
         if show:
-            report = _run_with_progress(opened, checks, max_schedules, baseline)
+            report = _run_with_progress(opened, checks, max_schedules, baseline, explicit=bool(check))
         else:
-            report = run_checks(opened, checks, options)
-    text = render(report, fmt)
+            report = run_checks(opened, checks, options, explicit=bool(check))
+    report.fail_on_blind = fail_on_blind
+    text = render(report, fmt, source_root)
     if output is not None:
         _write(output, text)
     else:
@@ -134,7 +144,16 @@ def _run_sharded(log: Path, checks: list[str], options: CheckOptions, workers: i
         executor.close()
 
 
-def _run_with_progress(log, checks: list[str], max_schedules: int, baseline: bool) -> AnalysisReport:
+def _logset_kinds(path: Path) -> set[int]:
+    """Event kinds of a log or split-log directory (a ``kind``-column scan of each rank file)."""
+    from quiver.formats.logset import open_logs
+    from quiver.replay.report.blind_spots import kinds_present
+
+    return kinds_present(b for log in open_logs(path) for b in log.batches(["kind"]))
+
+
+def _run_with_progress(log, checks: list[str], max_schedules: int, baseline: bool,
+                       explicit: bool = False) -> AnalysisReport:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -156,7 +175,7 @@ def _run_with_progress(log, checks: list[str], max_schedules: int, baseline: boo
                 bar.advance(task, n)
 
         options = CheckOptions(max_schedules=max_schedules, baseline=baseline, extra={"progress": advance})
-        report = run_checks(log, checks, options, on_check=on_check)
+        report = run_checks(log, checks, options, on_check=on_check, explicit=explicit)
         if current:
             bar.update(tasks[current[-1]], completed=log.num_events)
     return report

@@ -52,17 +52,29 @@ def explain(
     items = pl.concat(parts)
     findings = merge_findings(findings)
     costs = {"run_ns": run_ns, "peaks": pl.concat(peaks).sort("rank", "device")}
+    unmatched = ""
     if variable is not None:
+        known = sorted(set(items["variable"].to_list()))
         items = items.filter(items["variable"] == variable)
         findings = [f for f in findings if f.variable == variable]
+        if items.is_empty() and known:
+            unmatched = f"no target construct maps a variable named `{variable}` (mapped: {_listing(known)})"
     if line is not None:
+        known_lines = sorted(set(items["line"].to_list()))
         items = items.filter(items["line"] == line)
         findings = [f for f in findings if f.access.line == line]
+        if items.is_empty() and known_lines and not unmatched:
+            what = f" mapping `{variable}`" if variable is not None else ""
+            unmatched = f"no target construct{what} at line {line} (constructs at lines: {_listing(known_lines)})"
     table = explain_table(items)
     if fmt == "json":
-        text = json.dumps({"log": str(log), **to_json(table, findings, costs)}, indent=2, sort_keys=True) + "\n"
+        doc = {"log": str(log), **to_json(table, findings, costs)}
+        if unmatched:
+            doc["unmatched"] = unmatched
+        text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
     else:
-        text = render_text(table, findings, ranks=int(logs.run.get("ranks", 1) or 1), costs=costs)
+        text = render_text(table, findings, ranks=int(logs.run.get("ranks", 1) or 1), costs=costs,
+                           **({"empty": unmatched} if unmatched else {}))
     if output is not None:
         from quiver.formats.safe_write import OutputError, write_atomic
 
@@ -72,6 +84,14 @@ def explain(
             raise UsageError(str(e)) from None
     else:
         print(text, end="")
+
+
+def _listing(values: list, limit: int = 12) -> str:
+    """What the log does have, for a filter that matched nothing ("a, b, c" / "none")."""
+    if not values:
+        return "none"
+    shown = ", ".join(map(str, values[:limit]))
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
 
 
 explain.context_settings = {"help_option_names": ["-h", "--help"]}

@@ -69,6 +69,20 @@ class HistoryStep:
     operation: str              # e.g. "CV allocated (map(alloc: b[0:N]))", "host write"
     site: Site
     state: str = ""             # the byte's state after the step, e.g. "OV valid, CV invalid"
+    repeat: int = 1             # identical consecutive steps folded into one (fold_history)
+
+
+def fold_history(steps: list[HistoryStep]) -> list[HistoryStep]:
+    """Consecutive identical steps (the same write at the same line, 5 times over) as one step with
+    ``repeat`` = how many."""
+    out: list[HistoryStep] = []
+    for step in steps:
+        last = out[-1] if out else None
+        if last is not None and (last.operation, last.site, last.state) == (step.operation, step.site, step.state):
+            out[-1] = HistoryStep(last.operation, last.site, last.state, last.repeat + step.repeat)
+        else:
+            out.append(step)
+    return out
 
 
 @dataclass
@@ -127,4 +141,47 @@ def merge_findings(findings: list[Finding]) -> list[Finding]:
             m.occurrences += f.occurrences
         else:
             merged[k] = f
-    return sorted(merged.values(), key=Finding.sort_key)
+    for f in merged.values():
+        f.history = fold_history(f.history)
+    return fold_ranks(sorted(merged.values(), key=Finding.sort_key))
+
+
+def _fold_key(f: Finding) -> tuple:
+    """The same finding on other ranks: the key without ranks and without the rank-named variable."""
+    clause = next((r.site for r in f.related if r.role == "map-clause"), None)
+    other = next((r.site for r in f.related if r.role == "other-access"), None)
+    return (f.kind.value, f.access.file, f.access.line, f.access.side, f.access.device,
+            clause.file if clause else "", clause.line if clause else 0,
+            other.file if other else "", other.line if other else 0,
+            tuple(f.details.get("operations") or ()), f.variable if f.kind is not FindingKind.RMA_RACE else "")
+
+
+def fold_ranks(findings: list[Finding]) -> list[Finding]:
+    """One finding per missing synchronisation: the same race (or mapping issue) at the same lines on
+    several ranks is one finding, at its lowest rank, that lists the others (``details["also_on"]``:
+    rank, other rank, variable and fix of each) with counts summed. Order and content stay deterministic."""
+    groups: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        groups.setdefault(_fold_key(f), []).append(f)
+    out: list[Finding] = []
+    for f in findings:
+        group = groups[_fold_key(f)]
+        if len(group) == 1:
+            out.append(f)
+            continue
+        if group[0] is not f:
+            continue
+        first, rest = group[0], group[1:]
+        also = []
+        for g in rest:
+            other = next((r.site for r in g.related if r.role == "other-access"), None)
+            also.append({"rank": g.access.rank, "other_rank": other.rank if other else None,
+                         "variable": g.variable, "fix": g.fix, "occurrences": g.occurrences, "bytes": g.bytes})
+            first.bytes += g.bytes
+            first.occurrences += g.occurrences
+        ranks = set(first.details.get("ranks", [first.access.rank]))
+        for g in rest:
+            ranks.update(g.details.get("ranks", [g.access.rank]))
+        first.details = {**first.details, "ranks": sorted(ranks), "also_on": also}
+        out.append(first)
+    return out

@@ -34,7 +34,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "occurrences": f.occurrences,
         "access": site_dict(f.access),
         "related": [{"role": r.role, **site_dict(r.site), "message": r.message} for r in f.related],
-        "history": [{"operation": h.operation, **site_dict(h.site), "state": h.state} for h in f.history],
+        "history": [{"operation": h.operation, **site_dict(h.site), "state": h.state, "repeat": h.repeat}
+                    for h in f.history],
         "fix": f.fix,
         "details": f.details,
     }
@@ -54,7 +55,9 @@ def report_dict(report: AnalysisReport) -> dict[str, Any]:
         "kinds": KINDS,
         "summary": {"findings": len(report.findings), "errors": len(report.errors),
                     "advisories": len(report.findings) - len(report.errors), "by_kind": report.counts_by_kind(),
-                    "exit_status": report.exit_status, "note": report.truncation_note()},
+                    "blind_spots": len(report.blind_spots), "exit_status": report.exit_status,
+                    "note": report.truncation_note()},
+        "blind_spots": [spot.as_dict() for spot in report.blind_spots],
         "findings": [finding_dict(f) for f in report.findings],
     }
 

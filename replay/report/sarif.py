@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import PurePosixPath
+import os
+from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
@@ -20,6 +21,10 @@ from quiver.replay.report.json import finding_dict
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SRCROOT = "%SRCROOT%"
+# The analyzer's documentation (an absolute URI, as SARIF requires): docs/analyze.md of these sources.
+_DOCS = Path(__file__).resolve().parents[2] / "docs" / "analyze.md"
+INFORMATION_URI = _DOCS.as_uri() if _DOCS.is_file() else None
 
 RULES: dict[FindingKind, tuple[str, str, str]] = {
     FindingKind.USE_OF_UNINITIALIZED_MEMORY: (
@@ -74,20 +79,30 @@ def artifact_uri(path: str) -> str:
     return quote(PurePosixPath(path).as_posix())
 
 
-def physical(site: Site) -> dict[str, Any] | None:
+def artifact_location(path: str, root: str | None) -> dict[str, Any]:
+    """A file under the source root as a relative URI against %SRCROOT% (what code scanning needs
+    to place a result in the repository); anything else absolute."""
+    if root:
+        rel = os.path.relpath(path, root) if path.startswith("/") else os.path.normpath(path)
+        if not rel.startswith(".."):
+            return {"uri": quote(PurePosixPath(rel).as_posix()), "uriBaseId": SRCROOT}
+    return {"uri": artifact_uri(path)}
+
+
+def physical(site: Site, root: str | None = None) -> dict[str, Any] | None:
     if not site.file or site.file == "??":
         return None
-    loc: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(site.file)}}
+    loc: dict[str, Any] = {"artifactLocation": artifact_location(site.file, root)}
     if site.line > 0:
         loc["region"] = {"startLine": site.line}
     return loc
 
 
-def location(site: Site, text: str = "", ident: int | None = None) -> dict[str, Any]:
+def location(site: Site, text: str = "", ident: int | None = None, root: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if ident is not None:
         out["id"] = ident
-    phys = physical(site)
+    phys = physical(site, root)
     if phys is not None:
         out["physicalLocation"] = phys
     if site.function:
@@ -97,23 +112,24 @@ def location(site: Site, text: str = "", ident: int | None = None) -> dict[str, 
     return out
 
 
-def result(f: Finding) -> dict[str, Any]:
+def result(f: Finding, root: str | None = None) -> dict[str, Any]:
     text = f.message + (f" ({f.extent})" if f.extent else "") + (f". Fix: {f.fix}" if f.fix else "")
     res: dict[str, Any] = {
          "ruleId": f.kind.value,
          "ruleIndex": RULE_ORDER.index(f.kind),
          "level": "note" if f.kind in ADVISORY_KINDS else "error",
          "message": {"text": text},
-         "locations": [location(f.access)],
+         "locations": [location(f.access, root=root)],
          "partialFingerprints": {"quiverFindingKey/v1": hashlib.sha256(repr(f.key()).encode()).hexdigest()[:32]},
          "occurrenceCount": max(int(f.occurrences), 1),
          "properties": {k: v for k, v in finding_dict(f).items() if k not in ("access", "related", "history")},
     }
     if f.related:
-        res["relatedLocations"] = [location(r.site, f"{r.role}: {r.message}" if r.message else r.role, i)
+        res["relatedLocations"] = [location(r.site, f"{r.role}: {r.message}" if r.message else r.role, i, root)
                                    for i, r in enumerate(f.related)]
     if f.history:
-        steps = [{"location": location(h.site, f"{h.operation}" + (f" -> {h.state}" if h.state else "")),
+        steps = [{"location": location(h.site, f"{h.operation}" + (f" (x{h.repeat})" if h.repeat > 1 else "")
+                                       + (f" -> {h.state}" if h.state else ""), root=root),
                   "executionOrder": i} for i, h in enumerate(f.history)]
         res["codeFlows"] = [{"message": {"text": "history of the first bad byte"},
                              "threadFlows": [{"locations": steps}]}]
@@ -127,26 +143,35 @@ def rule(kind: FindingKind) -> dict[str, Any]:
             "help": {"text": f"{full} See docs/analyze.md in the quiver sources."}}
 
 
-def sarif_dict(report: AnalysisReport) -> dict[str, Any]:
-    notes = []
-    if report.truncated:
-        notes.append({"level": "warning", "message": {"text": report.truncation_note()}})
+def sarif_dict(report: AnalysisReport, source_root: str | None = None) -> dict[str, Any]:
+    """``source_root``: files under it get URIs relative to %SRCROOT% (its ``file://`` URI is in
+    ``originalUriBaseIds``), so code scanning places results in the repository."""
+    root = os.path.abspath(source_root) if source_root else None
+    notes = [{"level": "warning", "message": {"text": spot.message},
+              "properties": {"reason": spot.reason, "checks": list(spot.checks)}} for spot in report.blind_spots]
     invocation: dict[str, Any] = {"executionSuccessful": True, "exitCode": report.exit_status}
     if notes:
         invocation["toolExecutionNotifications"] = notes
+    driver: dict[str, Any] = {"name": "quiver", "version": report.tool_version}
+    if INFORMATION_URI:
+        driver["informationUri"] = INFORMATION_URI
+    driver["rules"] = [rule(k) for k in RULE_ORDER]
+    run: dict[str, Any] = {"tool": {"driver": driver}}
+    if root:
+        run["originalUriBaseIds"] = {SRCROOT: {"uri": Path(root).as_uri().rstrip("/") + "/"}}
     return {
         "$schema": SARIF_SCHEMA,
          "version": SARIF_VERSION,
          "runs": [{
-            "tool": {"driver": {"name": "quiver", "version": report.tool_version,
-                                "rules": [rule(k) for k in RULE_ORDER]}},
+            **run,
             "invocations": [invocation],
-            "results": [result(f) for f in report.findings],
+            "results": [result(f, root) for f in report.findings],
             "properties": {"log": report.log_path, "program": report.run.get("program", ""),
-                           "truncated": report.truncated, "checks": report.checks},
+                           "truncated": report.truncated, "checks": report.checks,
+                           "blindSpots": [spot.as_dict() for spot in report.blind_spots]},
         }],
     }
 
 
-def render_sarif(report: AnalysisReport) -> str:
-    return json.dumps(sarif_dict(report), indent=2, default=str) + "\n"
+def render_sarif(report: AnalysisReport, source_root: str | None = None) -> str:
+    return json.dumps(sarif_dict(report, source_root), indent=2, default=str) + "\n"

@@ -53,12 +53,18 @@ def render_finding(f: Finding) -> list[str]:
     for r in f.related:
         role = ROLE_WORDS.get(r.role, r.role.replace("-", " "))
         lines.append(f"  {role}: " + " ".join(p for p in (r.message, where(r.site)) if p))
+    also = f.details.get("also_on") if isinstance(f.details, dict) else None
+    if also:
+        ranks = ", ".join(f"rank {a['rank']}" + (f" (with rank {a['other_rank']})" if a.get("other_rank") is not None
+                                                  else "") for a in also)
+        lines.append(f"  also on: {ranks}: the same lines, {len(also) + 1} ranks in all")
     if f.history:
         lines.append("  history of the first bad byte:")
         for i, step in enumerate(f.history):
             state = f"  -> {step.state}" if step.state else ""
             at = f"{step.site.short()}: " if step.site.file and step.site.file != "??" else ""
-            lines.append(f"    #{i} {at}{step.operation}{state}")
+            times = f" (x{step.repeat})" if step.repeat > 1 else ""
+            lines.append(f"    #{i} {at}{step.operation}{times}{state}")
     if f.kind in TRANSFER_KINDS and "wasted_ns" in f.details:
         lines.append(f"  cost: {cost_text(f.details['wasted_ns'], f.details.get('run_ns', 0))}"
                      + (f"; read on the other side: {f.details['read_bytes']} of {f.details['transferred_bytes']} "
@@ -95,9 +101,10 @@ def movement_summary(findings: list[Finding]) -> list[str]:
 
 def render_text(report: AnalysisReport) -> str:
     lines: list[str] = []
-    note = report.truncation_note()
-    if note:
-        lines += [f"{PREFIX} WARNING: {note}", ""]
+    for spot in report.blind_spots:
+        lines.append(f"{PREFIX} WARNING: {spot.message}")
+    if report.blind_spots:
+        lines.append("")
     for f in report.findings:
         lines += render_finding(f)
         lines.append("")
@@ -115,6 +122,10 @@ def render_text(report: AnalysisReport) -> str:
         summary = "nothing checked (no events recorded)"
     else:
         summary = "no findings"
+    if report.blind_spots and not report.nothing_recorded:
+        n = len(report.blind_spots)
+        reasons = ", ".join(spot.reason for spot in report.blind_spots)
+        summary += f", {n} blind spot{'s' if n != 1 else ''} ({reasons}: see the warnings above)"
     truncated = " (truncated log)" if report.truncated else ""
     lines.append(f"SUMMARY: quiver: {summary} in {report.log_path}{truncated} [checks: {checks}]")
     return "\n".join(lines) + "\n"

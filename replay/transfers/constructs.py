@@ -262,7 +262,8 @@ def _waste_entry(row: dict) -> str | None:
     return f"{row['clause']} ({', '.join(parts + reads)})"
 
 
-def render_text(table: pl.DataFrame, findings: list, *, ranks: int = 1, costs: dict | None = None) -> str:
+def render_text(table: pl.DataFrame, findings: list, *, ranks: int = 1, costs: dict | None = None,
+                empty: str = "no target constructs in this log") -> str:
     """OmpSan-style listing: one block per construct site (with what its transfers wasted), then every
     data-movement finding with its fix, then the totals, the potential saving and the peak device memory
     (``costs``: ``{"run_ns": {rank: ns}, "peaks": (rank, device, peak_bytes) frame}``)."""
@@ -285,7 +286,7 @@ def render_text(table: pl.DataFrame, findings: list, *, ranks: int = 1, costs: d
         if not shown:
             lines.append("  (no mapped data)")
     if not lines:
-        lines.append("no target constructs in this log")
+        lines.append(empty)   # or what a filter did not match (quiver/commands/explain.py)
     moved_to = int(table["copy_in_bytes"].sum()) if table.height else 0
     moved_from = int(table["copy_out_bytes"].sum()) if table.height else 0
     lines.append("")

@@ -94,3 +94,20 @@ def test_history_and_vsm_state_of_a_strided_device_run(tmp_path):
     assert state.select("bytes", "state").rows()[:3] == [(4, "OV valid, CV0 valid"), (248, "OV stale, CV0 valid"),
                                                         (8, "OV valid, CV0 valid")]
     assert state["bytes"].sum() == 1024 and len(state) == 9
+
+
+def test_plot_timeline_zooms_to_from_ns_to_ns(saxpy_log):
+    """from_ns/to_ns set the axis (in µs since the log's first event), not only which slices are kept."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    t = quiver.open(saxpy_log)
+    whole = t.timeline()
+    first = int(whole["start_ns"].min())
+    end = int((whole["start_ns"] + whole["dur_ns"]).max())
+    full = t.plot_timeline().get_xlim()
+    lo = first + (end - first) // 3
+    hi = lo + max((end - first) // 10, 1)
+    zoom = t.plot_timeline(from_ns=lo, to_ns=hi).get_xlim()
+    origin = first - full[0] * 1e3          # x = 0 is the log's first event, at every zoom
+    assert zoom == pytest.approx(((lo - origin) / 1e3, (hi - origin) / 1e3))
+    assert zoom[1] - zoom[0] < (full[1] - full[0]) / 5

@@ -39,8 +39,10 @@ def test_same_report_serial_split_and_sharded(tmp_path):
                    for line in serial.splitlines() if line.startswith("==quiver== WARNING:"))
     # per rank: line 10 sends a again (duplicate) and allocates a and b again; b is only written on the device
     # (unused copy in); line 20 maps a once more (duplicate, allocated again) and copies it back unchanged
-    assert heads == sorted(2 * ["duplicate-transfer 10", "repeated-allocation 10", "repeated-allocation 10",
-                                "unused-transfer 10", "duplicate-transfer 20", "repeated-allocation 20",
-                                "round-trip 20"])
+    # (the same on both ranks: one finding each, at rank 0, listing rank 1)
+    assert heads == sorted(["duplicate-transfer 10", "repeated-allocation 10", "repeated-allocation 10",
+                            "unused-transfer 10", "duplicate-transfer 20", "repeated-allocation 20",
+                            "round-trip 20"])
+    assert serial.count("  also on: rank 1: the same lines, 2 ranks in all") == 7
     assert _report(split) == serial
     assert _report("--workers", "2", one) == serial

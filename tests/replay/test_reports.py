@@ -217,3 +217,58 @@ def test_advisory_findings_alone_exit_zero():
     assert report.exit_status == 0
     report.findings.append(Finding(FindingKind.USE_OF_STALE_DATA, "stale", site))
     assert report.exit_status == 1
+
+
+def test_sarif_paths_are_relative_to_the_source_root(tmp_path):
+    """GitHub code scanning places a result only by a repository-relative URI (%SRCROOT%)."""
+    src = tmp_path / "repo" / "src"
+    src.mkdir(parents=True)
+    sim = OmpSim(str(src / "kernel.c"))
+    a = sim.malloc("a", 64, 3)
+    with sim.target(5, [sim.map("alloc", "a", a, 0, 16, 5, "a[0:16]")]) as k:
+        k.read(a, 64, 6)
+    log = sim.write(tmp_path / "k.arrow")
+    doc = json.loads(trace("analyze", str(log), "-f", "sarif", "--source-root", str(tmp_path / "repo")).stdout)
+    jsonschema.Draft7Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(doc)
+    run = doc["runs"][0]
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": (tmp_path / "repo").as_uri() + "/"}}
+    loc = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert loc == {"uri": "src/kernel.c", "uriBaseId": "%SRCROOT%"}
+    assert run["tool"]["driver"]["informationUri"].startswith("file:///")
+    outside = json.loads(trace("analyze", str(log), "-f", "sarif", "--source-root", str(tmp_path / "other")).stdout)
+    loc = outside["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert loc == {"uri": (src / "kernel.c").as_uri()}
+
+
+def test_the_same_race_on_several_ranks_is_one_finding():
+    from quiver.replay.report.findings import Related, merge_findings
+    from quiver.replay.report.text import render_finding
+
+    def race(rank: int, line: int = 21) -> Finding:
+        other = Related("other-access", Site("halo.c", 19, "main", "rank", rank=rank), f"MPI_Put on rank {rank}")
+        return Finding(FindingKind.RMA_RACE, f"store on rank {rank} races", Site("halo.c", line, "main", "rank",
+                       rank=rank), variable=f"local buffer of rank {rank}", related=[other],
+                       fix=f"add MPI_Win_flush_local({1 - rank % 2}, win) before line {line}", bytes=8,
+                       details={"ranks": [rank], "operations": ["store", "MPI_Put:origin-read"]})
+
+    out = merge_findings([race(2), race(0), race(1), race(0, line=25)])
+    assert [(f.access.line, f.access.rank, f.details["ranks"], f.bytes, f.occurrences) for f in out] == [
+        (21, 0, [0, 1, 2], 24, 3), (25, 0, [0], 8, 1)]
+    assert [a["rank"] for a in out[0].details["also_on"]] == [1, 2]
+    assert out[0].details["also_on"][0]["fix"] == "add MPI_Win_flush_local(0, win) before line 21"
+    assert "  also on: rank 1 (with rank 1), rank 2 (with rank 2): the same lines, 3 ranks in all" in render_finding(out[0])
+
+
+def test_repeated_history_steps_are_folded():
+    from quiver.replay.report.findings import HistoryStep, merge_findings
+    from quiver.replay.report.json import finding_dict
+    from quiver.replay.report.text import render_finding
+
+    dev = Site("k.c", 12, "main", "device", device=0)
+    write = HistoryStep("device write on device 0", dev, "host copy stale, device copy valid")
+    steps = [HistoryStep("device 0 copy allocated", Site("k.c", 10), "host copy valid"), *[write] * 5,
+             HistoryStep("read on the host (first bad access)", Site("k.c", 20))]
+    f, = merge_findings([Finding(FindingKind.USE_OF_STALE_DATA, "stale", Site("k.c", 20), "a", history=steps)])
+    assert [h.repeat for h in f.history] == [1, 5, 1]
+    assert "    #1 k.c:12: device write on device 0 (x5)  -> host copy stale, device copy valid" in render_finding(f)
+    assert finding_dict(f)["history"][1]["repeat"] == 5

@@ -711,6 +711,78 @@ public:
   }
 };
 
+/// The accesses the Instrumenter above does not see, one range call each (same debug location):
+/// memset/memcpy/memmove intrinsics the backend expands into plain moves (constant length up to
+/// kInlineMemBytes, or an `.inline` variant; longer ones become libc calls the tracer interposes),
+/// loads and stores whose size is not 1, 2, 4, 8 or 16 bytes (long double, 32/64-byte vectors,
+/// odd-sized aggregates), and masked or gathered vector accesses (one call per lane, 0 bytes when
+/// the lane is off). Run after the Instrumenter, so its loop analysis is unchanged.
+constexpr uint64_t kInlineMemBytes = 512;
+
+bool instrumentOutliers(Function &F) {
+  const DataLayout &DL = F.getParent()->getDataLayout();
+  LLVMContext &Ctx = F.getContext();
+  Type *IntPtr = DL.getIntPtrType(Ctx), *Void = Type::getVoidTy(Ctx), *Ptr = PointerType::getUnqual(Ctx);
+  Module &M = *F.getParent();
+  FunctionCallee Load = callback(M, "__quiver_range_load", FunctionType::get(Void, {Ptr, IntPtr}, false));
+  FunctionCallee Store = callback(M, "__quiver_range_store", FunctionType::get(Void, {Ptr, IntPtr}, false));
+  std::vector<Instruction *> Work;
+  for (BasicBlock &BB : F)
+    for (Instruction &I : BB) {
+      if (auto *MI = dyn_cast<MemIntrinsic>(&I)) {
+        auto *Len = dyn_cast<ConstantInt>(MI->getLength());
+        bool Inline = isa<MemCpyInlineInst>(MI) || isa<MemSetInlineInst>(MI);
+        if (MI->isVolatile() || (!Inline && (!Len || Len->getZExtValue() > kInlineMemBytes))) continue;
+        Work.push_back(&I);
+      } else if (auto *II = dyn_cast<IntrinsicInst>(&I)) {
+        switch (II->getIntrinsicID()) {
+        case Intrinsic::masked_load: case Intrinsic::masked_store:
+        case Intrinsic::masked_gather: case Intrinsic::masked_scatter:
+          Work.push_back(&I);
+          break;
+        default:
+          break;
+        }
+      } else if (Value *P = getLoadStorePointerOperand(&I)) {
+        Type *T = isa<LoadInst>(I) ? I.getType() : cast<StoreInst>(I).getValueOperand()->getType();
+        if (P->getType()->getPointerAddressSpace() == 0 && !T->isScalableTy() && sizeIndex(DL, T) < 0 &&
+            DL.getTypeStoreSize(T).getFixedValue() > 0)
+          Work.push_back(&I);
+      }
+    }
+  for (Instruction *I : Work) {
+    IRBuilder<> B(I);
+    B.SetCurrentDebugLocation(I->getDebugLoc());
+    auto Call = [&](bool W, Value *P, Value *N) {
+      B.CreateCall(W ? Store : Load, {B.CreatePointerCast(P, Ptr), B.CreateZExtOrTrunc(N, IntPtr)});
+    };
+    if (auto *MI = dyn_cast<MemIntrinsic>(I)) {
+      if (auto *MT = dyn_cast<MemTransferInst>(MI)) Call(false, MT->getSource(), MI->getLength());
+      Call(true, MI->getDest(), MI->getLength());
+      continue;
+    }
+    if (auto *II = dyn_cast<IntrinsicInst>(I)) {
+      Intrinsic::ID ID = II->getIntrinsicID();
+      bool W = ID == Intrinsic::masked_store || ID == Intrinsic::masked_scatter;
+      bool Gather = ID == Intrinsic::masked_gather || ID == Intrinsic::masked_scatter;
+      auto *VT = dyn_cast<FixedVectorType>(W ? II->getArgOperand(0)->getType() : II->getType());
+      if (!VT) continue;
+      Value *Base = II->getArgOperand(W ? 1 : 0);
+      Value *Mask = II->getArgOperand(W ? 3 : 2);
+      uint64_t Elem = DL.getTypeStoreSize(VT->getElementType()).getFixedValue();
+      for (unsigned L = 0; L < VT->getNumElements(); ++L) {
+        Value *P = Gather ? B.CreateExtractElement(Base, L) : B.CreateConstGEP1_64(VT->getElementType(), Base, L);
+        Value *On = B.CreateExtractElement(Mask, L);
+        Call(W, P, B.CreateSelect(On, ConstantInt::get(IntPtr, Elem), ConstantInt::get(IntPtr, 0)));
+      }
+      continue;
+    }
+    Type *T = isa<LoadInst>(I) ? I->getType() : cast<StoreInst>(I)->getValueOperand()->getType();
+    Call(isa<StoreInst>(I), getLoadStorePointerOperand(I), ConstantInt::get(IntPtr, DL.getTypeStoreSize(T)));
+  }
+  return !Work.empty();
+}
+
 struct QuiverRangePass : PassInfoMixin<QuiverRangePass> {
   bool Hoist;
   explicit QuiverRangePass(bool Hoist) : Hoist(Hoist) {}
@@ -734,6 +806,7 @@ struct QuiverRangePass : PassInfoMixin<QuiverRangePass> {
     I.ColdToEnd = F.hasOptNone();
     bool Changed = I.run(H);
     I.moveColdCalls();
+    Changed |= instrumentOutliers(F);
     return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
   }
 };

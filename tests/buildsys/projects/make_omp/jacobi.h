@@ -1,0 +1,1 @@
+void sweep(double *u, double *unew, int n, int steps);
