@@ -52,3 +52,17 @@ def test_replay_has_a_package_per_checker_family():
     assert {"mapping", "nowait", "rma", "transfers", "distributed", "report"} <= families
     flat = sorted(p.name for p in (ROOT / "replay").glob("*.py"))
     assert flat == ["__init__.py", "driver.py", "log_scan.py", "registry.py"], flat
+
+
+def test_every_package_ships_in_the_wheel():
+    """pyproject lists packages by hand (the folders map into one namespace): a new sub-package missing
+    from the list imports in a checkout but not from a wheel."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    roots = {"quiver": ROOT / "quiver", "quiver.formats": ROOT / "formats", "quiver.replay": ROOT / "replay",
+             "quiver.tracer": ROOT / "tracer"}
+    found = {name + "".join("." + part for part in init.parent.relative_to(root).parts)
+             for name, root in roots.items() for init in root.rglob("__init__.py")
+             if "build" not in init.parts}
+    assert found == listed, (sorted(found - listed), sorted(listed - found))

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from quiver.formats import ConstructKind, DataOpKind, LogBuilder, LogFormatError, MapType, open_logs, read_log
 from quiver.formats.writer import write_log
+from quiver.info import SCAN_COLUMNS
 
 TRACE = str(Path(sys.executable).with_name("trace"))
 
@@ -121,7 +122,9 @@ def _crafted(tmp_path: Path, **row) -> Path:
 ])
 def test_crafted_values_are_unusable_input_for_every_command(tmp_path, row, message):
     path = _crafted(tmp_path, **row)
-    commands = [("analyze",), ("info",)]
+    commands = [("analyze",)]
+    if set(row) <= set(SCAN_COLUMNS):   # `trace info` reads (and so validates) only the columns it prints
+        commands.append(("info",))
     if "aux2" in row and "addr2" not in row:   # the row that made every command spin: all of them
         commands += [("explain",), ("export", "--to", "chrome", "-o", "-")]
     for command in commands:
@@ -214,13 +217,14 @@ def test_info_describes_what_is_readable_and_what_a_damaged_batch_lost(tmp_path)
     path = tmp_path / "run.arrow"
     write_log(path, chunks, strings=b.strings, locations=b.locations, run=b.run, compression=None)
     data = bytearray(path.read_bytes())
-    at = data.index(np.array([0x9000 + 0x10000], dtype=np.uint64).tobytes())   # in batch 1's addr column
+    # in batch 1's time_ns column (`trace info` reads only the columns it prints)
+    at = data.index(np.array([1000 + int(cols["time_ns"][0])], dtype=np.int64).tobytes())
     data[at] ^= 0x01
     path.write_bytes(bytes(data))
     r = trace("info", str(path))
     assert r.returncode == 2
     damaged = [line for line in r.stdout.splitlines() if line.startswith("DAMAGED")]
-    assert len(damaged) == 1 and "(batch 1): column 'addr' does not match its checksum" in damaged[0]
+    assert len(damaged) == 1 and "(batch 1): column 'time_ns' does not match its checksum" in damaged[0]
     assert r.stderr == f"trace: error: {damaged[0].removeprefix('DAMAGED: ')}\n"
     assert damaged[0].endswith(f"its events are lost: ranks 0, threads 0, time {1000 + int(cols['time_ns'][0])}-"
                                f"{1000 + int(cols['time_ns'][-1])} ns")

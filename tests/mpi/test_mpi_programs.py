@@ -156,8 +156,10 @@ def test_trace_analyze_baseline_flag(mpi_record):
 
 def test_hybrid_finding_names_threads_and_the_openmp_fix(mpi_record):
     store, get = sorted(findings(mpi_record("thr_barrier")), key=lambda f: f.access.line)
+    line = next(p for p in PROGRAMS if p.name == "thr_barrier").lines
     assert (store.access.rank, store.access.thread, store.related[0].site.thread) == (0, 1, 0)
     assert store.details["threads"] == [1, 0]
-    assert store.fix.startswith("threads 0 and 1 of rank 0 are not ordered: complete the MPI_Put at line 21 with "
-                                "MPI_Win_flush_local(1, win) on thread 0, then order the store at line 22 on thread 1")
+    assert store.fix.startswith("threads 0 and 1 of rank 0 are not ordered: complete the MPI_Put at line "
+                                f"{line['A']} with MPI_Win_flush_local(1, win) on thread 0, then order the store at line "
+                                f"{line['B']} on thread 1")
     assert "on rank 1 the store runs on thread 1" in get.fix and get.details["memory_rank"] == 1

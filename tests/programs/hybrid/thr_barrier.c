@@ -2,10 +2,13 @@
  * memory. Origin side: a store into the Put's buffer by another thread races unless the Put is
  * completed (flush_local) and an OpenMP barrier orders the store after it. Window side: a store
  * into the window by another thread reaches the remote MPI_Get only if the thread's store is
- * ordered (OpenMP barrier) before the master's MPI_Barrier.
+ * ordered (OpenMP barrier) before the master's MPI_Barrier. `posted` (a plain volatile flag, which
+ * OpenMP does not count as synchronisation) makes @B happen after @A in real time, so the tracer
+ * already watches `a` when the store runs (a store before the buffer's first RMA call is not seen).
  * ranks: 2  flags: -fopenmp  expect: @B races with @A; @D races with @C */
 #include <mpi.h>
 #include <omp.h>
+static volatile int posted;
 int main(int argc, char **argv) {
   int provided, rank, *win_buf, a[2] = {1, 2}, b[2] = {3, 4}, got[2];
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -19,7 +22,12 @@ int main(int argc, char **argv) {
   {
     int t = omp_get_thread_num();
     if (rank == 0 && t == 0) MPI_Put(a, 1, MPI_INT, 1, 0, 1, MPI_INT, win); // @A
-    if (rank == 0 && t == 1) a[0] = 5;                                       // @B
+    if (rank == 0 && t == 0) posted = 1;
+    if (rank == 0 && t == 1) {
+      while (!posted) {
+      }
+      a[0] = 5; // @B
+    }
 #pragma omp barrier
     if (rank == 0 && t == 0) {
       MPI_Put(b, 1, MPI_INT, 1, 1, 1, MPI_INT, win);
