@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from quiver.formats import ConstructKind, DataOpKind, LogBuilder, LogFormatError, MapType, open_logs, read_log
 from quiver.formats.writer import write_log
+
 from quiver.info import SCAN_COLUMNS
 
 TRACE = str(Path(sys.executable).with_name("trace"))
