@@ -36,7 +36,7 @@ def plot_timeline(tl: Timeline, ax: Any = None, *, title: str | None = None) -> 
     slices = tl.slices.with_columns(
         pl.when(pl.col("category") == "transfer").then(pl.col("detail")).otherwise(pl.col("category")).alias("kind"))
     used = pl.concat([slices.select("rank", "tid"), tl.instants.select("rank", "tid")])
-    rows = tl.tracks.filter(pl.struct("rank", "tid").is_in(used.select(pl.struct("rank", "tid")).to_series()))
+    rows = tl.tracks.filter(pl.struct("rank", "tid").is_in(used.select(pl.struct("rank", "tid")).to_series().implode()))
     rows = rows.sort("rank", "sort")
     labels = [f"rank {r}: {name}" if len(tl.ranks) > 1 else name for r, name in rows.select("rank", "track").iter_rows()]
     index = {(r, tid): i for i, (r, tid) in enumerate(rows.select("rank", "tid").iter_rows())}
