@@ -127,11 +127,14 @@ def recover_interrupted(args: list[str]) -> None:
     if not candidates:
         return
 
-    from quiver.tracer.recover import NotRecoverable, pending_recovery, recover, recovered_note
+    from quiver.tracer.recover import NotRecoverable, busy_recording, pending_recovery, recover, recovered_note
 
     for a in candidates:
         raw = pending_recovery(Path(a))
         if raw is None:
+            busy = None if Path(a).exists() else busy_recording(Path(a))
+            if busy:  # a killed recording still flushing: say so instead of "no such file"
+                print(f"trace: warning: {a} is not written yet: {busy}; try again when it ends", file=sys.stderr)
             continue
         try:
             done = recover(raw, Path(a))

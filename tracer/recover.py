@@ -175,6 +175,18 @@ def _raw_dirs_of(log: Path) -> list[Path]:
     return out
 
 
+def busy_recording(log: Path) -> str | None:
+    """Why the raw directory of `log` cannot be recovered yet (its recording still runs), or None."""
+    for raw in _raw_dirs_of(Path(log)):
+        try:
+            reason = busy_reason(raw, read_marker(raw))
+        except ValueError:
+            continue
+        if reason:
+            return reason
+    return None
+
+
 def pending_recovery(log: Path) -> Path | None:
     """The raw directory a dead recording of `log` left behind, if any (and newer than `log`); a raw
     directory kept on purpose (QUIVER_KEEP_RAW) has no marker once its log is written."""
