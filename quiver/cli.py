@@ -127,7 +127,13 @@ def recover_interrupted(args: list[str]) -> None:
     if not candidates:
         return
 
-    from quiver.tracer.recover import NotRecoverable, busy_recording, pending_recovery, recover, recovered_note
+    from quiver.tracer.recover import (
+        NotRecoverable,
+        busy_recording,
+        pending_recovery,
+        recover,
+        recovered_note,
+    )
 
     for a in candidates:
         raw = pending_recovery(Path(a))
