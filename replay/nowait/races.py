@@ -338,14 +338,18 @@ def _fix(text: RowText, var: str, other: tuple[int, int, bool], access: tuple[in
     return f"add `#pragma omp taskwait` before line {text.site(host_row).line} ({waits})"
 
 
-def _threads_fix(text: RowText, site_a: Site, row_a: int, site_b: Site, row_b: int) -> str:
-    """Two host threads' operations (a target region on one of them) that nothing orders."""
+def _threads_fix(text: RowText, site_a: Site, row_a: int, site_b: Site, row_b: int, in_tasks: bool = False) -> str:
+    """Two host threads' (or explicit tasks') operations, a target region on one of them, that nothing orders."""
     def where(row: int, site: Site) -> str:
         ci = text.construct_of_row(row)
         line = text.construct_line(ci) if ci >= 0 else site.line
         what = text.construct_name(ci).split(" (line")[0] if ci >= 0 else "the access"
         return f"{what} at line {line} (thread {site.thread})"
 
+    if in_tasks:  # sibling tasks may run on one thread or two: only task synchronisation orders them
+        return (f"order {where(row_a, site_a)} and {where(row_b, site_b)}: they run in explicit tasks that "
+                "nothing orders; give both task constructs `depend` clauses on the variable (out/in), or put "
+                "a `#pragma omp taskwait` (or end a `taskgroup`) between creating the first task and the second")
     return (f"order {where(row_a, site_a)} and {where(row_b, site_b)}: run them on one thread, or put a "
             "barrier between them (a separate worksharing construct, no `nowait`), or make both `critical` "
             "(the same name) or hold the same lock, or make them tasks ordered by `depend`")
@@ -379,8 +383,10 @@ def race_findings(log: EventLog, cols: dict[str, np.ndarray], hb: HappensBefore)
             fix = _fix(text, var or "", (row_a, int(merged["ctx"][a]), bool(merged["write"][a])),
                        (row_b, int(merged["ctx"][b]), bool(merged["write"][b])))
         else:
-            fix = _threads_fix(text, site_a, row_a, site_b, row_b)
-            message += f" (host threads {site_a.thread} and {site_b.thread})"
+            in_tasks = bool(int(merged["ctx"][a]) >= tm.n_threads or int(merged["ctx"][b]) >= tm.n_threads)
+            fix = _threads_fix(text, site_a, row_a, site_b, row_b, in_tasks)
+            who = "explicit tasks on host threads" if in_tasks else "host threads"
+            message += f" ({who} {site_a.thread} and {site_b.thread})"
         lo = max(int(merged["lo"][a]), int(merged["lo"][b]))
         start = _range_start(table, int(merged["space"][b]) >> 32, lo)
         out.append(Finding(

@@ -47,3 +47,6 @@ def test_host_thread_races(record_c, src: Path):
     if "tasks" not in src.stem:   # two host threads (tasks are their own units, whichever thread ran them)
         assert f["access"]["thread"] != other["thread"]
         assert "host threads" in f["message"] and "barrier" in f["fix"]
+    else:   # sibling tasks: only task synchronisation orders them, whichever threads ran them
+        assert "explicit tasks" in f["message"] and "depend" in f["fix"] and "taskwait" in f["fix"]
+        assert "run them on one thread" not in f["fix"]
