@@ -83,7 +83,7 @@ def _next_on_thread(ev_thread: np.ndarray, ev_rows: np.ndarray, q_thread: np.nda
     return out
 
 
-def _pairs(a_inst: np.ndarray, a_rows: np.ndarray, d_inst: np.ndarray, d_rows: np.ndarray):
+def instance_pairs(a_inst: np.ndarray, a_rows: np.ndarray, d_inst: np.ndarray, d_rows: np.ndarray):
     """Every (a, d) row pair with the same instance key."""
     if len(a_rows) == 0 or len(d_rows) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -118,22 +118,14 @@ def dependence_edges(scope, addr, kind, task, order):
         for p in range(i, j):
             e = order[p]
             t = task[e]
-            if kind[e] == 1:   # in
-                if last_out >= 0 and last_out != t:
-                    if ne >= len(pred):
-                        pred = np.concatenate((pred, np.empty(len(pred), np.int64)))
-                        succ = np.concatenate((succ, np.empty(len(succ), np.int64)))
-                    pred[ne] = last_out
-                    succ[ne] = t
-                    ne += 1
-            else:              # out / inout (mutexinoutset, inoutset: as inout)
-                if last_out >= 0 and last_out != t:
-                    if ne >= len(pred):
-                        pred = np.concatenate((pred, np.empty(len(pred), np.int64)))
-                        succ = np.concatenate((succ, np.empty(len(succ), np.int64)))
-                    pred[ne] = last_out
-                    succ[ne] = t
-                    ne += 1
+            if last_out >= 0 and last_out != t:   # every item waits for the last out/inout before it
+                if ne >= len(pred):
+                    pred = np.concatenate((pred, np.empty(len(pred), np.int64)))
+                    succ = np.concatenate((succ, np.empty(len(succ), np.int64)))
+                pred[ne] = last_out
+                succ[ne] = t
+                ne += 1
+            if kind[e] != 1:   # out / inout (mutexinoutset, inoutset: as inout) also waits for the readers
                 for q in range(readers_from, p):
                     rq = order[q]
                     if kind[rq] == 1 and task[rq] != t:
@@ -206,17 +198,17 @@ def thread_edges(cols: dict[str, np.ndarray], barriers: bool = True) -> tuple[np
     fork, team, join = rows_of(SyncKind.PARALLEL_BEGIN), rows_of(SyncKind.IMPLICIT_TASK_BEGIN), \
         rows_of(SyncKind.PARALLEL_END)
     arrive, depart = _barrier_rows(cols)
-    s, d = _pairs(*_two_keys(rank, ident, fork, team))
+    s, d = instance_pairs(*_two_keys(rank, ident, fork, team))
     src.append(s)
     dst.append(d)
-    s, d = _pairs(*_two_keys(rank, ident, arrive, join))
+    s, d = instance_pairs(*_two_keys(rank, ident, arrive, join))
     src.append(s)
     dst.append(d)
 
     # barriers: the k-th arrival of a thread at a region's barriers meets the k-th departures
     if barriers and len(arrive) and len(depart):
         a_inst, d_inst = _barrier_instances(rank, thread, ident, arrive, depart)
-        s, d = _pairs(a_inst, arrive, d_inst, depart)
+        s, d = instance_pairs(a_inst, arrive, d_inst, depart)
         src.append(s)
         dst.append(d)
 
@@ -242,7 +234,7 @@ def thread_edges(cols: dict[str, np.ndarray], barriers: bool = True) -> tuple[np
     if len(create):
         begin = np.flatnonzero(kind == EventKind.TASK_BEGIN)
         end = np.flatnonzero(kind == EventKind.TASK_END)
-        s, d = _pairs(*_two_keys(rank, ident, create, _first_per_key(rank, ident, begin)))
+        s, d = instance_pairs(*_two_keys(rank, ident, create, _first_per_key(rank, ident, begin)))
         src.append(s)
         dst.append(d)
         # depend: the end of a predecessor sibling -> the start of its successor (OpenMP 5 rules)
@@ -267,7 +259,7 @@ def thread_edges(cols: dict[str, np.ndarray], barriers: bool = True) -> tuple[np
             ok = (first_end[pred] >= 0) & (first_begin[succ] >= 0)
             src.append(first_end[pred[ok]])
             dst.append(first_begin[succ[ok]])
-        c_rows, e_rows = _pairs(*_two_keys(rank, ident, create, _first_per_key(rank, ident, end)))
+        c_rows, e_rows = instance_pairs(*_two_keys(rank, ident, create, _first_per_key(rank, ident, end)))
         for w in (rows_of(SyncKind.TASKWAIT), rows_of(SyncKind.TASKGROUP_END), depart):
             nxt = _next_on_thread(tkey[w], w, tkey[c_rows], np.maximum(c_rows, e_rows))
             ok = nxt >= 0
@@ -281,7 +273,7 @@ def thread_edges(cols: dict[str, np.ndarray], barriers: bool = True) -> tuple[np
 
 
 def _two_keys(rank: np.ndarray, ident: np.ndarray, a: np.ndarray, b: np.ndarray):
-    """Instance keys (rank, id) of two row sets, consistent between them, for ``_pairs``."""
+    """Instance keys (rank, id) of two row sets, consistent between them, for ``instance_pairs``."""
     k = _pack(np.r_[rank[a], rank[b]], np.r_[ident[a], ident[b]])
     return k[:len(a)], a, k[len(a):], b
 
