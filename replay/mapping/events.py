@@ -144,7 +144,8 @@ class Detection:
     release_event: int        # DATA_OP that released it before the first access, -1 still live
     name: int                 # string id of the variable, -1 unknown
     entry_device: int         # device of that mapping, -1 none
-    host_addr: int            # first bad byte (for device accesses: the host byte it stands for)
+    host_addr: int            # first bad byte: the lowest one of the first epoch, vsm_layout.C_EPOCH (device
+                              # accesses: the host byte it stands for)
     device_addr: int          # first bad byte on the device, -1 for host accesses and sections
     bytes: int
     occurrences: int

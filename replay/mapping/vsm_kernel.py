@@ -16,6 +16,7 @@ from quiver.replay.mapping.vsm_layout import (  # the layout shared with quiver.
     ADDR_MASK,
     BIG,
     C_DROPPED,
+    C_EPOCH,
     C_GEN,
     C_LE_E,
     C_LE_HI,
@@ -72,6 +73,7 @@ from quiver.replay.mapping.vsm_layout import (  # the layout shared with quiver.
     F_CLAUSE,
     F_DEV,
     F_DI,
+    F_EPOCH,
     F_ENTRY,
     F_EVENT,
     F_HOST,
@@ -446,12 +448,23 @@ def _record(fd, fd_hash, ctr, fk, rk, di, loc, kx, e, clause_ev, g, host, dev, s
             fd[n, F_NAME] = name
             fd[n, F_OBJLO] = olo & ADDR_MASK if olo >= 0 else -1
             fd[n, F_OBJHI] = ohi & ADDR_MASK if olo >= 0 else -1
+            fd[n, F_EPOCH] = ctr[C_EPOCH]
             ctr[C_NFIND] = n + 1
             return
         i = v - 1
         if (fd[i, F_KIND] == fk and fd[i, F_RANK] == rk and fd[i, F_DI] == di and fd[i, F_LOC] == loc
                 and fd[i, F_KX] == kx):
             fd[i, F_BYTES] += nbytes
+            if host < fd[i, F_HOST] and fd[i, F_EPOCH] == ctr[C_EPOCH]:
+                # same epoch, lower byte: it stands for the finding (see C_EPOCH)
+                fd[i, F_ENTRY] = e
+                fd[i, F_CLAUSE] = clause_ev
+                fd[i, F_EVENT] = g
+                fd[i, F_HOST] = host
+                fd[i, F_DEV] = dev
+                fd[i, F_SHADOW] = sh
+                fd[i, F_ASIZE] = asize
+                fd[i, F_RELEASE] = release
             if fd[i, F_LASTEV] != g:
                 fd[i, F_OCC] += 1
                 fd[i, F_LASTEV] = g
@@ -854,6 +867,7 @@ def apply_events(cols, sel, tables, state, watch):
                     _apply_control(c, g, ct, cl, clk_keys, clk_rows, ndev, tr_lo, tr_hi, tr_base, shadow, blo, bhi, bcnt,
                                    lgb,
                                    en, lv_key, lv_en, al_lo, al_hi, ctr, fd, fd_hash, wa_sh, wa_id, wa_done, wh, wn)
+                    ctr[C_EPOCH] = g
                     h_hi = np.int64(0)
                     h_lo = np.int64(0)
                     d_hi = np.int64(0)

@@ -54,12 +54,14 @@ CL_EVENT, CL_CKEY, CL_HOST, CL_SIZE, CL_NAME, CL_TYPE, CL_LOC, CL_OBJLO, CL_OBJH
 # mapping-entry table columns (one row per CV mapping ever created, in creation order)
 (EN_HOST, EN_DEV, EN_SIZE, EN_SHADOW, EN_DI, EN_RANK, EN_CLAUSE, EN_CREATE, EN_RELEASE, EN_NAME,
  EN_N) = range(11)
-# counters
+# counters (C_EPOCH: the event index of the last control event applied; accesses between two control
+# events are one epoch, e.g. the threads of one kernel, and a finding shows its lowest bad byte of
+# its first epoch, so that the thread that happened to run first does not change the report)
 (C_NLIVE, C_NENT, C_NALLOC, C_NFIND, C_GEN, C_DROPPED, C_LE_N, C_LE_LO, C_LE_HI, C_LE_E,
- C_WIN_KEY, C_WIN_DEV, C_WIN_GEN, C_NWIN, C_STOP, C_N) = range(16)
+ C_WIN_KEY, C_WIN_DEV, C_WIN_GEN, C_NWIN, C_STOP, C_EPOCH, C_N) = range(17)
 # finding table columns
 (F_KIND, F_RANK, F_DI, F_LOC, F_KX, F_ENTRY, F_CLAUSE, F_EVENT, F_HOST, F_DEV, F_SHADOW, F_BYTES, F_OCC,
- F_LASTEV, F_LASTHOST, F_WIDTH, F_ASIZE, F_RELEASE, F_NAME, F_OBJLO, F_OBJHI, F_N) = range(22)
+ F_LASTEV, F_LASTHOST, F_WIDTH, F_ASIZE, F_RELEASE, F_NAME, F_OBJLO, F_OBJHI, F_EPOCH, F_N) = range(23)
 
 
 # ---------------------------------------------------------------------------------------------

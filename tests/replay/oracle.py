@@ -49,6 +49,7 @@ class Entry:
 class Record:
     det: dict
     last_event: int
+    epoch: int
 
 
 @dataclass
@@ -62,6 +63,7 @@ class Oracle:
     clauses: dict = field(default_factory=dict)      # (rank, construct) -> [clause dict]
     records: dict = field(default_factory=dict)
     history: dict = field(default_factory=dict)      # (rank, addr) -> [(event, full state)]
+    epoch: int = 0      # event index of the last control event (vsm_layout.C_EPOCH)
 
     # ---- state of one host byte -------------------------------------------------------------
     def state(self, rank: int, a: int) -> dict:
@@ -109,9 +111,15 @@ class Oracle:
                 "name": name, "entry_device": entry_device, "host_addr": host, "device_addr": dev,
                 "bytes": nbytes, "occurrences": 1, "last_host_addr": last, "width": width,
                 "access_size": asize, "object_lo": obj[0] if obj else -1, "object_hi": obj[1] if obj else -1,
-                "first_byte": (rank, host) if kind in (UUM, STALE) else None}, g)
+                "first_byte": (rank, host) if kind in (UUM, STALE) else None}, g, self.epoch)
             return
         rec.det["bytes"] += nbytes
+        if host < rec.det["host_addr"] and rec.epoch == self.epoch:   # same epoch, lower byte
+            rec.det.update({
+                "event": g, "clause_event": clause["event"] if clause else -1,
+                "entry_event": entry.create if entry is not None else -1, "release_event": release,
+                "entry_device": entry_device, "host_addr": host, "device_addr": dev, "access_size": asize,
+                "first_byte": (rank, host) if kind in (UUM, STALE) else None})
         if rec.last_event != g:
             rec.det["occurrences"] += 1
             rec.last_event = g
@@ -422,6 +430,7 @@ class Oracle:
                     self.section_overflow(g, ev["rank"], d, ev["loc"], c, ev["name"], ev["addr"], ev["size"])
             elif k == EventKind.DATA_OP:
                 self.data_op(g, ev)
+            self.epoch = g
         return self.detections()
 
     def detections(self) -> list[Detection]:

@@ -129,3 +129,17 @@ def test_two_runs_of_analyze_give_identical_text(record_c):
                            capture_output=True, text=True, check=False)
     doc = json.loads(sarif.stdout)
     assert doc["version"] == "2.1.0" and doc["runs"][0]["results"]
+
+
+def test_threads_of_one_kernel_give_the_same_report_whoever_ran_first(record_c):
+    """Four threads read their chunks top down: the first bad read in time is some chunk's last element,
+    but the report shows the lowest bad element of that kernel (element 0), in every run."""
+    src = PROGRAMS / "mapping" / "threads_read_alloc.c"
+    extents = set()
+    for _ in range(3):
+        run = record_c(src)
+        _code, doc = analyze(run.log)
+        (f,) = [f for f in doc["findings"] if f["variable"] == "b"]
+        assert f["element"] == 0 and f["access"]["line"] == line_of(src, "s += b[i]")
+        extents.add(f["extent"])
+    assert extents == {"b: 4096 elements mapped (4-byte), element 0 accessed"}
