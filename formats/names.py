@@ -27,6 +27,8 @@ ALLOC_NAMES: dict[int, str] = {
     int(AllocKind.ALIGNED): "aligned allocation",
     int(AllocKind.GLOBAL): "global",
     int(AllocKind.STACK): "stack object",
+    int(AllocKind.NEW): "new",
+    int(AllocKind.NEW_ARRAY): "new[]",
 }
 
 # map-type modifiers, in the order a clause writes them

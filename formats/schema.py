@@ -100,6 +100,8 @@ class AllocKind(IntEnum):
     ALIGNED = 4        # aligned_alloc / posix_memalign / memalign
     GLOBAL = 5         # a global object behind a mapped section (symbol table, finalize)
     STACK = 6          # a stack object behind a mapped section (debug info, finalize)
+    NEW = 7            # C++ operator new
+    NEW_ARRAY = 8      # C++ operator new[]
 
 
 class ConstructKind(IntEnum):

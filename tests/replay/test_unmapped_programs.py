@@ -44,3 +44,14 @@ def test_unmapped_heap_names_the_allocation_and_the_construct(record_c):
     assert roles["construct"]["line"] == 9
     assert f["element_size"] == 8 and f["element"] == 0 and f["bytes"] == 16384
     assert "`map(to: w[0:2048])` to the target construct" in f["fix"]
+
+
+def test_unmapped_new_array_is_named_as_the_source_allocates_it(record_c):
+    src = PROGRAMS / "unmapped" / "unmapped_new_array.cpp"
+    run = record_c(src)
+    _code, doc = analyze(run.log)
+    assert findings(doc, src) == expected_from_markers(src)
+    [f] = doc["findings"]
+    roles = {r["role"]: r for r in f["related"]}
+    assert roles["allocation"]["line"] == 5 and roles["allocation"]["message"].startswith("new[] of 8000")
+    assert "`map(to: w[0:n])` to the target construct" in f["fix"]

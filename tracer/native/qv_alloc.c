@@ -223,13 +223,13 @@ static void *lookup(void *_Atomic *cache, const char *sym) {
   return f;
 }
 
-static void *cxx_new(void *_Atomic *cache, const char *sym, size_t n, uintptr_t pc) {
+static void *cxx_new(void *_Atomic *cache, const char *sym, size_t n, int kind, uintptr_t pc) {
   new_fn real = (new_fn)lookup(cache, sym);
   void *p;
   qv_t.in_tool++; /* the malloc inside libstdc++ is this allocation */
   p = real ? real(n) : __libc_malloc(n ? n : 1); /* the real one throws std::bad_alloc */
   qv_t.in_tool--;
-  if (p && want(pc)) rec_alloc(p, n, QV_ALLOC_MALLOC, pc);
+  if (p && want(pc)) rec_alloc(p, n, kind, pc);
   return p;
 }
 
@@ -244,8 +244,8 @@ static void cxx_delete(void *_Atomic *cache, const char *sym, void *p, uintptr_t
 }
 
 static void *_Atomic g_new, *_Atomic g_new_arr, *_Atomic g_del, *_Atomic g_del_arr;
-void *_Znwm(size_t n) { return cxx_new(&g_new, "_Znwm", n, QV_RA); }
-void *_Znam(size_t n) { return cxx_new(&g_new_arr, "_Znam", n, QV_RA); }
+void *_Znwm(size_t n) { return cxx_new(&g_new, "_Znwm", n, QV_ALLOC_NEW, QV_RA); }
+void *_Znam(size_t n) { return cxx_new(&g_new_arr, "_Znam", n, QV_ALLOC_NEW_ARRAY, QV_RA); }
 void _ZdlPv(void *p) { cxx_delete(&g_del, "_ZdlPv", p, QV_RA); }
 void _ZdaPv(void *p) { cxx_delete(&g_del_arr, "_ZdaPv", p, QV_RA); }
 void _ZdlPvm(void *p, size_t n) { (void)n; cxx_delete(&g_del, "_ZdlPv", p, QV_RA); }

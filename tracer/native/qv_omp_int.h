@@ -27,7 +27,8 @@ enum {
   QV_S_FLUSH = 10, QV_S_WORK_BEGIN = 11, QV_S_WORK_END = 12, QV_S_MASKED_BEGIN = 13, QV_S_MASKED_END = 14
 };
 enum { QV_C_TARGET = 1, QV_C_DATA = 2, QV_C_ENTER = 3, QV_C_EXIT = 4, QV_C_UPDATE = 5, QV_C_DATA_END = 6 };
-enum { QV_ALLOC_MALLOC = 1, QV_ALLOC_CALLOC = 2, QV_ALLOC_REALLOC = 3, QV_ALLOC_ALIGNED = 4 };
+enum { QV_ALLOC_MALLOC = 1, QV_ALLOC_CALLOC = 2, QV_ALLOC_REALLOC = 3, QV_ALLOC_ALIGNED = 4, QV_ALLOC_NEW = 7,
+       QV_ALLOC_NEW_ARRAY = 8 };
 
 /* Pending access runs per thread (qv_access.c): at most QV_RUN_GENERAL ordinary ones, the other
  * slots hold the interleaved streams of one access split from a strided run (a "family"). */
