@@ -45,7 +45,7 @@ def digest(values: np.ndarray) -> str:
     return f"{xxhash.xxh3_64_intdigest(np.ascontiguousarray(values)):016x}"
 
 
-def ranges(values: np.ndarray, limit: int = 12) -> str:
+def ranges(values: np.ndarray, limit: int | None = 12) -> str:
     """``"0-3,7"``: the distinct values of ``values`` as ranges (at most ``limit`` ranges, then '...')."""
     u = np.unique(values)
     if not len(u):
@@ -53,7 +53,9 @@ def ranges(values: np.ndarray, limit: int = 12) -> str:
     breaks = np.flatnonzero(np.diff(u) != 1)
     starts, ends = np.r_[u[0], u[breaks + 1]], np.r_[u[breaks], u[-1]]
     parts = [f"{a}" if a == b else f"{a}-{b}" for a, b in zip(starts.tolist(), ends.tolist())]
-    return ",".join(parts[:limit]) + (",..." if len(parts) > limit else "")
+    if limit is None or len(parts) <= limit:
+        return ",".join(parts)
+    return ",".join(parts[:limit]) + ",..."
 
 
 def batch_metadata(columns: Mapping[str, np.ndarray], names: list[str]) -> dict[bytes, bytes]:

@@ -14,6 +14,7 @@ from pyarrow import ipc
 
 from .integrity import META_DIGEST, batch_metadata, metadata_digest
 from .safe_write import commit, create_temp, discard, fd_path
+from .stats import STATS_KEY, LogStats
 from .schema import (
     COLUMN_DEFAULTS,
     COLUMN_DTYPES,
@@ -81,6 +82,10 @@ def batch_from_columns(columns: Mapping[str, np.ndarray], schema: pa.Schema) -> 
 class LogWriter:
     """Streams record batches into an Arrow IPC file; the metadata is fixed when it opens.
 
+    ``stats``: what the events about to be written hold (formats/stats.py), stored in the run
+    metadata for `trace info`; a ``run`` copied from another log loses that log's stats (they would
+    describe other events). The row count is checked against them on close.
+
     Writes to a fresh temporary beside ``path`` (created exclusively, never through a link:
     formats/safe_write.py) and renames it on close, so a reader never sees half a file under the
     final name and nothing planted at a predictable name is written through.
@@ -94,9 +99,14 @@ class LogWriter:
         locations: Sequence[Location] = (),
         run: Mapping[str, Any] | None = None,
         compression: str | None = "zstd",
+        stats: LogStats | None = None,
     ) -> None:
         self.path = Path(path)
-        self.schema = arrow_schema(log_metadata(strings, locations, run or {}))
+        run = {k: v for k, v in (run or {}).items() if k != STATS_KEY}
+        if stats is not None:
+            run[STATS_KEY] = stats.to_json()
+        self._expected = stats.rows if stats is not None else None
+        self.schema = arrow_schema(log_metadata(strings, locations, run))
         # zstd level 3, not Arrow's default 1: constant and slowly varying columns (id, size, kind ...)
         # come out far smaller and decompress several times faster, which is most of a replay's cost
         codec = pa.Codec(compression, compression_level=ZSTD_LEVEL) if compression == "zstd" else compression
@@ -121,6 +131,9 @@ class LogWriter:
         self.rows += n
 
     def close(self) -> Path:
+        if self._expected is not None and self._expected != self.rows:
+            self.__exit__(ValueError, None, None)
+            raise ValueError(f"{self.path}: {self.rows} events written, but its stats count {self._expected}")
         self._writer.close()
         self._sink.close()
         os.close(self._fd)
@@ -151,9 +164,15 @@ def write_log(
     run: Mapping[str, Any] | None = None,
     compression: str | None = "zstd",
 ) -> Path:
-    """Write a complete log. ``columns`` is one mapping of arrays, or an iterable of them (chunks)."""
+    """Write a complete log. ``columns`` is one mapping of arrays, or an iterable of them (chunks); for
+    one mapping, the log's stats are stored too (`trace info` reads them instead of the events)."""
+    stats = None
+    if isinstance(columns, Mapping):
+        columns = complete_columns(columns)
+        stats = LogStats.of(columns)
     chunks = [columns] if isinstance(columns, Mapping) else columns
-    with LogWriter(path, strings=strings, locations=locations, run=run, compression=compression) as w:
+    with LogWriter(path, strings=strings, locations=locations, run=run, compression=compression,
+                   stats=stats) as w:
         for chunk in chunks:
             w.write_columns(chunk)
     return Path(path)

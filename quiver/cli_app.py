@@ -63,19 +63,22 @@ def _options(version: Annotated[bool, typer.Option("--version", "-V", is_eager=T
         raise typer.Exit(0)
 
 
-@app.command(epilog="Example:  trace info run.arrow\n\n          trace info --json run.arrow")
+@app.command(epilog="Example:  trace info run.arrow\n\n          trace info --json run.arrow\n\n          trace info --verify run.arrow")
 def info(
     log: Annotated[Path, typer.Argument(help="event log written by `trace record` (or a split-log directory)")],
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
+    verify: Annotated[bool, typer.Option("--verify", help="read and check every event (checksums, values) "
+                                                          "instead of trusting the stored counts")] = False,
 ) -> None:
     """What is in a log: program, ranks, threads, devices, counts by event family, time span, truncation.
 
-    A damaged log is described as far as it is readable, with one DAMAGED line per damaged batch (what
-    it held), and exits 2."""
+    Reads the counts `trace record` stored in the log's checksummed metadata (under a second at any
+    size); logs without them, and --verify, read every event. A damaged log is then described as far as
+    it is readable, with one DAMAGED line per damaged batch (what it held), and exits 2."""
     from quiver.formats import open_logs
     from quiver.info import logset_summary, render_summary
 
-    summary = logset_summary(open_logs(log))
+    summary = logset_summary(open_logs(log), verify)
     print(json.dumps(summary, indent=2, sort_keys=True) if as_json else render_summary(summary))
     if summary["damaged"]:
         more = len(summary["damaged"]) - 1

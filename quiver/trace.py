@@ -55,7 +55,7 @@ class Trace:
 
     def summary(self) -> dict[str, Any]:
         from quiver.info import log_summary
-        return log_summary(self.log, self.events)
+        return log_summary(self.log)
 
     # --- analysis -------------------------------------------------------------------------
     def check(self, checks: Iterable[str] | str | None = None, **options: Any) -> list:

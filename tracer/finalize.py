@@ -19,7 +19,16 @@ from typing import Any
 import numpy as np
 from quiver.formats import COLUMN_NAMES, AllocKind, ConstructKind, EventKind, LogWriter
 from quiver.formats.schema import COLUMN_DEFAULTS, COLUMN_DTYPES
-from quiver.tracer.finalize_kernels import COLS32, COLS64, Kernels, kernels
+from quiver.formats.stats import LogStats
+from quiver.tracer.finalize_kernels import (
+    COLS32,
+    COLS64,
+    W_NAME_DEVICE,
+    W_THREAD_KIND_FLAGS,
+    W_TIME,
+    Kernels,
+    kernels,
+)
 from quiver.tracer.objects import global_objects, stack_objects
 from quiver.tracer.rawread import (
     RAW_WORDS,
@@ -276,6 +285,22 @@ def _object_rows(raws: list[RankRaw], control: dict[str, np.ndarray], modules_by
     return cols
 
 
+STATS_CHUNK = 1 << 20
+
+
+def _stream_stats(st: _Stream, t0: int) -> LogStats:
+    """What the log rows of one thread file will hold (formats/stats.py), from its raw words: the
+    fields fill_rows writes for kind, time, rank, thread and device."""
+    stats = LogStats()
+    for a in range(0, len(st.words), STATS_CHUNK):
+        w = st.words[a:a + STATS_CHUNK]
+        w11 = w[:, W_THREAD_KIND_FLAGS]
+        stats.add({"kind": (w11 << 16) >> 48, "time_ns": np.maximum(w[:, W_TIME] - t0, 0),
+                   "rank": np.full(len(w), st.rank, np.int64), "thread": (w11 << 32) >> 32,
+                   "device": w[:, W_NAME_DEVICE] >> 32})
+    return stats
+
+
 def _raw_words(events: np.ndarray) -> np.ndarray:
     """The raw records as rows of RAW_WORDS int64 words, read-only (one numba type for all)."""
     words = np.asarray(events).view(np.int64).reshape(-1, RAW_WORDS) if len(events) else \
@@ -336,9 +361,12 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
 
     meta = _run_metadata(raws, n + n_objects, has_access, run or {})
     meta["last_event_ns"] = last_ns
+    stats = LogStats.of(objects) if objects is not None else LogStats()
+    for st in streams:
+        stats.merge(_stream_stats(st, t0))
     # one thread writes batch k (Arrow compresses its columns on its own threads) while this one fills
     # batch k+1
-    with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta) as w, \
+    with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta, stats=stats) as w, \
             ThreadPoolExecutor(1) as writer:
         pending = objects  # object rows merge in by time (few: one per object)
         writing: Future | None = None

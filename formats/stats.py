@@ -1,0 +1,150 @@
+"""What a log holds, summarised: event counts by kind, time span, (rank, thread) pairs, devices.
+
+Why: `trace info` prints exactly this; scanning the columns of a 10^8-event log for it takes tens of
+seconds, so the writers that know it (finalize, write_log) store it in the run metadata (under
+``STATS_KEY``, covered by the metadata checksum of formats/integrity.py) and `trace info` reads it
+from the footer. ``LogStats.add`` is also the scan that computes it from record batches (older logs,
+damaged logs, `trace info --verify`), so both paths count the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .integrity import ranges
+from .schema import EventKind
+
+STATS_KEY = "stats"
+KINDS = 256     # kind values counted (int16 column; every defined kind is below this)
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """Distinct values of a column that changes rarely from row to row (rank, thread, device):
+    runs are collapsed first, so the sort sees a handful of values instead of the whole batch."""
+    if len(values) < 2:
+        return np.unique(values)
+    starts = np.empty(len(values), dtype=bool)
+    starts[0] = True
+    np.not_equal(values[1:], values[:-1], out=starts[1:])
+    return np.unique(values[starts])
+
+
+def _ranges(values: set[int]) -> str:
+    """``"0-3,7"``: distinct ints as ranges, all of them (integrity.ranges without its limit)."""
+    return ranges(np.array(sorted(values), dtype=np.int64), limit=None)
+
+
+_RANGE = re.compile(r"^(-?\d+)(?:-(-?\d+))?$")
+
+
+def _parse_ranges(text: str) -> set[int]:
+    out: set[int] = set()
+    for part in filter(None, text.split(",")):
+        m = _RANGE.match(part)
+        if m is None:
+            raise ValueError(part)
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) is not None else lo
+        if hi < lo or hi - lo > 1 << 24:
+            raise ValueError(part)
+        out.update(range(lo, hi + 1))
+    return out
+
+
+@dataclass
+class LogStats:
+    """Counts by kind value, time bounds, (rank, thread) pairs, ranks and OpenMP devices of some events."""
+
+    kinds: np.ndarray = field(default_factory=lambda: np.zeros(KINDS, np.int64))
+    t_min: int | None = None
+    t_max: int | None = None
+    threads: set[tuple[int, int]] = field(default_factory=set)
+    ranks: set[int] = field(default_factory=set)
+    devices: set[int] = field(default_factory=set)
+    rows: int = 0           # rows added, counted or not (kind values outside 0..KINDS-1 are not)
+
+    def add(self, cols: Mapping[str, np.ndarray]) -> None:
+        """Count the rows of ``cols`` (needs kind, time_ns, rank, thread, device)."""
+        kind = cols["kind"]
+        if not len(kind):
+            return
+        self.rows += len(kind)
+        kind = kind.astype(np.int64)
+        counted = kind if kind.min() >= 0 else kind[kind >= 0]     # invalid kinds: the reader rejects them
+        self.kinds += np.bincount(counted, minlength=KINDS)[:KINDS]
+        t = cols["time_ns"]
+        self._span(int(t.min()), int(t.max()))
+        rank = cols["rank"].astype(np.int64)
+        pairs = distinct((rank << 32) | (cols["thread"].astype(np.int64) & 0xFFFFFFFF))
+        self.threads.update(zip((pairs >> 32).tolist(), (pairs & 0xFFFFFFFF).tolist()))
+        self.ranks.update(distinct(rank).tolist())
+        # `device` is an OpenMP device only for OpenMP kinds (RMA reuses the column for a datatype size)
+        dev = cols["device"][kind < int(EventKind.WIN_CREATE)]
+        self.devices.update(distinct(dev[dev >= 0]).tolist())
+
+    def _span(self, lo: int, hi: int) -> None:
+        self.t_min = lo if self.t_min is None else min(self.t_min, lo)
+        self.t_max = hi if self.t_max is None else max(self.t_max, hi)
+
+    def merge(self, other: LogStats) -> None:
+        self.kinds += other.kinds
+        self.rows += other.rows
+        if other.t_min is not None and other.t_max is not None:
+            self._span(other.t_min, other.t_max)
+        self.threads |= other.threads
+        self.ranks |= other.ranks
+        self.devices |= other.devices
+
+    @property
+    def events(self) -> int:
+        return int(self.kinds.sum())
+
+    def to_json(self) -> dict[str, Any]:
+        """The metadata form: kinds by name, ranges of ids (small whatever the number of events)."""
+        by_rank: dict[int, list[int]] = {}
+        for r, t in self.threads:
+            by_rank.setdefault(r, []).append(t)
+        names = {int(k): k.name.lower() for k in EventKind}
+        return {
+            "kinds": {names.get(k, str(k)): int(self.kinds[k]) for k in np.flatnonzero(self.kinds).tolist()},
+            "time_ns": [self.t_min, self.t_max] if self.t_min is not None else [],
+            "threads": {str(r): _ranges(set(ts)) for r, ts in sorted(by_rank.items())},
+            "ranks": _ranges(self.ranks),
+            "devices": _ranges(self.devices),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> LogStats | None:
+        """The stats of ``to_json``; None when ``data`` is missing or not of that form (then scan)."""
+        if not isinstance(data, dict):
+            return None
+        try:
+            s = cls()
+            values = {k.name.lower(): int(k) for k in EventKind}
+            for name, n in data["kinds"].items():
+                k = values[name] if name in values else int(name)
+                if not 0 <= k < KINDS or int(n) < 0:
+                    return None
+                s.kinds[k] = int(n)
+            span = data["time_ns"]
+            if span:
+                s.t_min, s.t_max = int(span[0]), int(span[1])
+            for r, ts in data["threads"].items():
+                s.threads.update((int(r), t) for t in _parse_ranges(ts))
+            s.ranks = _parse_ranges(data["ranks"])
+            s.devices = _parse_ranges(data["devices"])
+            s.rows = s.events
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError):
+            return None
+        return s
+
+    @classmethod
+    def of(cls, cols: Mapping[str, np.ndarray]) -> LogStats:
+        s = cls()
+        s.add(cols)
+        return s
