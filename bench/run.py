@@ -133,8 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     # steps: per kernel 2 builds + 3 per round, tools: 3 builds + 6 per round; synthetic: 1 + rounds
     total = sum(2 + 3 * a.repeat + (3 + 6 * a.repeat if settings.tools and k.has_tools else 0) for k in a.kernel_list)
-    total += (2 + a.repeat) if synthetic_events else 0
-    total += 2 + len(CHECKERS) if a.huge else 0   # write, analyze, one run per checker
+    total += (3 + a.repeat) if synthetic_events else 0   # write, info, analyze rounds, checker
+    total += 3 + len(CHECKERS) if a.huge else 0   # write, info, analyze, one run per checker
     with Progress(TextColumn("[bold]bench[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.description}"), console=err, transient=False) as progress:
         task = progress.add_task("starting", total=total)

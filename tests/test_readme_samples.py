@@ -2,7 +2,7 @@
 its layout and compare with the README's blocks line by line.
 
 Masked: what changes from run to run or machine to machine (time span, size on disk, how many
-threads ran the kernel and so how many sync/access events and accesses there are)."""
+threads ran the kernel and so how many sync/access events and accesses there are, stack addresses)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 MASKS = [(re.compile(r"^(time span:|size on disk:|threads:)\s.*$"), r"\1 *"),
          (re.compile(r"^(  sync|  accesses)(\s+)\d+$"), r"\1\2*"),
-         (re.compile(r" in \d+ access(es)?$"), " in * accesses")]
+         (re.compile(r" in \d+ access(es)?$"), " in * accesses"),
+         (re.compile(r"\bat 0x[0-9a-f]+\b"), "at 0x*")]
 
 
 def masked(text: str) -> list[str]:
@@ -56,6 +57,20 @@ def test_readme_demo_output_is_current(tmp_path):
     for command in ("trace info examples/out/saxpy_alloc.arrow", "trace analyze examples/out/saxpy_alloc.arrow"):
         got = f"$ {command}\n" + run(*command.split()[1:])
         assert masked(got) == masked(readme_block(command)), command
+
+
+@pytest.mark.skipif(shutil.which("mpiexec.mpich") is None, reason="needs mpich")
+def test_readme_mpi_output_is_current(tmp_path):
+    """README's MPI-RMA sample: every_race.c recorded on 3 ranks, both races, paths relative."""
+    shutil.copy(ROOT / "tests" / "programs" / "mpi" / "every_race.c", tmp_path)
+    trace = str(BIN / "trace")
+    subprocess.run([trace, "mpicc", "-g", "every_race.c", "-o", "every_race"], cwd=tmp_path, check=True)
+    subprocess.run([trace, "record", "-n", "3", "-o", "run.arrow", "--", "./every_race"], cwd=tmp_path, check=True,
+                   capture_output=True, timeout=120)
+    got = subprocess.run([trace, "analyze", "run.arrow"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert got.returncode == 1, got.stderr
+    command = "trace analyze run.arrow"
+    assert masked(f"$ {command}\n" + got.stdout.replace(f"{tmp_path}/", "")) == masked(readme_block(command))
 
 
 def test_demo_script_prints_its_commands():

@@ -185,6 +185,13 @@ def render(results: dict[str, Any], console: Console) -> None:
                          f"the VSM kernel on the decoded columns {c['kernel_s']:.2f} s CPU = "
                          f"{c['kernel_events_per_s'] / 1e6:.1f} M events/s "
                          f"({'met' if s.get('vsm_kernel_rate_met') else 'NOT met'} for the kernel alone)")
+    for syn_key in ("synthetic", "huge"):
+        info = (results.get(syn_key) or {}).get("info")
+        if info:
+            lines.append(f"{syn_key} log ({results[syn_key]['log']['events']:,} events): `trace info` "
+                         f"{_f(info['stored'].get('seconds'), '{:.2f}')} s from the stored stats (target < 1 s at "
+                         f"10^8), {_f(info['verify'].get('seconds'), '{:.2f}')} s with --verify (reads every event)"
+                         + "".join(f" ({k}: {v['error']})" for k, v in info.items() if v.get("error")))
     if "huge_analyze_peak_mib" in s:
         lines.append(f"huge log ({results['huge']['events']:,} accesses): `trace analyze` peak "
                      f"{s['huge_analyze_peak_mib']:.0f} MiB (target < {HUGE_PEAK_TARGET_MIB} MiB at 10^9: "

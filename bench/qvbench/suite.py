@@ -92,6 +92,14 @@ def _analyze(ctx: Context, log: Path, name: str, check: str | None = None) -> Me
                         timeout=ctx.settings.run_timeout)
 
 
+def _info(ctx: Context, log: Path, name: str, *flags: str) -> dict[str, Any]:
+    """Seconds (whole command) and peak memory of `trace info`; --verify reads every event."""
+    m = run_measured([builds.TRACE, "info", str(log), *flags], cwd=ctx.out,
+                     log=ctx.output_log(f"{name}.info{''.join(flags)}"), timeout=ctx.settings.run_timeout)
+    return {"seconds": round(m.seconds, 3), "peak_rss_mib": mib(m.peak_rss_kib),
+            "error": None if m.ok else f"exit status {m.returncode}"}
+
+
 def per_checker(ctx: Context, log: Path, name: str) -> dict[str, Any]:
     """Seconds and peak memory of `trace analyze --check X`, one process per checker (every registered one)."""
     from quiver.replay.registry import CHECKERS
@@ -260,6 +268,8 @@ def measure_synthetic(ctx: Context, events: int, *, streamed: bool, name: str) -
     stats = log_stats(path)
     row: dict[str, Any] = {"name": name, "events": events, "log": stats,
                            "builder": "LogWriter (streamed)" if streamed else "LogBuilder.append_columns"}
+    ctx.step(f"{name}: trace info (stored stats, then --verify)")
+    row["info"] = {"stored": _info(ctx, path, name), "verify": _info(ctx, path, name, "--verify")}
     if not builds.trace_available("analyze"):
         row["analyze"] = None
         row["error"] = "`trace analyze` not available yet"

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 from quiver.formats import ConstructKind, DataOpKind, EventKind, LogBuilder, LogWriter, MapType
+from quiver.formats.stats import LogStats
+from quiver.formats.writer import complete_columns
 
 HOST_A, HOST_B = 0x7F00_0000_0000, 0x7F10_0000_0000
 DEV_A, DEV_B = 0x5500_0000_0000, 0x5510_0000_0000
@@ -145,7 +147,11 @@ def write_builder_log(path: Path, events: int) -> Path:
 def write_streamed_log(path: Path, events: int, progress: Callable[[int], None] | None = None) -> Path:
     """The same log streamed batch by batch with LogWriter (bounded memory at any size)."""
     p = plan(events)
-    with LogWriter(path, strings=p.builder.strings, locations=p.builder.locations, run=p.builder.run) as w:
+    stats = LogStats()      # stored in the metadata as finalize does: a first pass over the generated chunks
+    for cols in chunks(p):
+        stats.add(complete_columns(cols))
+    with LogWriter(path, strings=p.builder.strings, locations=p.builder.locations, run=p.builder.run,
+                   stats=stats) as w:
         for cols in chunks(p):
             w.write_columns(cols)
             if progress:
