@@ -14,7 +14,6 @@ from pyarrow import ipc
 
 from .integrity import META_DIGEST, batch_metadata, metadata_digest
 from .safe_write import commit, create_temp, discard, fd_path
-from .stats import STATS_KEY, LogStats
 from .schema import (
     COLUMN_DEFAULTS,
     COLUMN_DTYPES,
@@ -28,6 +27,7 @@ from .schema import (
     META_VERSION,
     arrow_schema,
 )
+from .stats import STATS_KEY, LogStats
 
 Location = tuple[str, int, int, str]  # (file, line, column, function)
 

@@ -10,10 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import PROGRAMS, TRACE, trace_cli
 from quiver.formats import open_logs
 from quiver.formats.stats import STATS_KEY
-
-from conftest import PROGRAMS, TRACE, trace_cli
 
 pytestmark = pytest.mark.clang
 HAVE_MPI = shutil.which("mpicc.mpich") is not None and shutil.which("mpiexec.mpich") is not None
