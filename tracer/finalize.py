@@ -11,6 +11,7 @@ time while the next is filled.
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,15 +21,8 @@ import numpy as np
 from quiver.formats import COLUMN_NAMES, AllocKind, ConstructKind, EventKind, LogWriter
 from quiver.formats.schema import COLUMN_DEFAULTS, COLUMN_DTYPES
 from quiver.formats.stats import LogStats
-from quiver.tracer.finalize_kernels import (
-    COLS32,
-    COLS64,
-    W_NAME_DEVICE,
-    W_THREAD_KIND_FLAGS,
-    W_TIME,
-    Kernels,
-    kernels,
-)
+from quiver.tracer.finalize_kernels import COLS32, COLS64, Kernels, kernels
+from quiver.tracer.finalize_order import Scan, Stream, log_order, scan
 from quiver.tracer.objects import global_objects, stack_objects
 from quiver.tracer.rawread import (
     RAW_WORDS,
@@ -86,35 +80,13 @@ BATCH = 1 << 20
 
 
 @dataclass
-class _Stream:
-    """One thread file: its rows (RAW_WORDS int64 words each), its rank's string table (global id of
-    each local id, then -1), its place in the global row space."""
-
-    rank: int
-    words: np.ndarray
-    table: np.ndarray
-    start: int
-
-
-@dataclass
 class _RowSpace:
     """All thread files of the run in one global row space, and the kernels that read them."""
 
-    streams: list[_Stream]
+    streams: list[Stream]
     starts: np.ndarray     # first global row of each stream
     t0: int                # time 0 of the log
     kern: Kernels
-
-
-@dataclass
-class _Scan:
-    """What one pass over a thread file found (finalize_kernels.scan_stream)."""
-
-    used_src: np.ndarray   # bool by local string id: used as a psource
-    pcs: np.ndarray        # unique adjusted PCs of rows without psource (unsorted)
-    control: np.ndarray    # local positions of the control rows (CONTROL_KINDS)
-    accesses: int
-    top_alloc: int         # largest ALLOC id, -1 if none
 
 
 @dataclass
@@ -131,7 +103,7 @@ _NO_KEYS = (np.zeros(0, np.int64), np.zeros(0, np.int64))
 _NO_FIXES = (np.zeros(0, np.int64), np.zeros(0, np.int32))
 
 
-def _used_sources(streams: list[_Stream], scans: list[_Scan]) -> tuple[np.ndarray, np.ndarray]:
+def _used_sources(streams: list[Stream], scans: list[Scan]) -> tuple[np.ndarray, np.ndarray]:
     """The psource string ids (global) and the adjusted PCs of rows without psource, sorted unique."""
     src_ids = [st.table[np.nonzero(sc.used_src)[0]] for st, sc in zip(streams, scans, strict=True)]
     uniq_src = np.unique(np.concatenate(src_ids)) if src_ids else np.zeros(0, np.int64)
@@ -190,7 +162,7 @@ def _columns(space: _RowSpace, rows: np.ndarray, locs: _Locations, task_locs: tu
     return cols
 
 
-def _control_rows(space: _RowSpace, scans: list[_Scan], locs: _Locations) -> dict[str, np.ndarray]:
+def _control_rows(space: _RowSpace, scans: list[Scan], locs: _Locations) -> dict[str, np.ndarray]:
     """Log columns (before task locations and `target data` fixes) of the control rows of all
     streams, in stream order, and `row`: their global row ids."""
     rows = np.concatenate([sc.control + st.start for st, sc in zip(space.streams, scans, strict=True)] or
@@ -285,22 +257,6 @@ def _object_rows(raws: list[RankRaw], control: dict[str, np.ndarray], modules_by
     return cols
 
 
-STATS_CHUNK = 1 << 20
-
-
-def _stream_stats(st: _Stream, t0: int) -> LogStats:
-    """What the log rows of one thread file will hold (formats/stats.py), from its raw words: the
-    fields fill_rows writes for kind, time, rank, thread and device."""
-    stats = LogStats()
-    for a in range(0, len(st.words), STATS_CHUNK):
-        w = st.words[a:a + STATS_CHUNK]
-        w11 = w[:, W_THREAD_KIND_FLAGS]
-        stats.add({"kind": (w11 << 16) >> 48, "time_ns": np.maximum(w[:, W_TIME] - t0, 0),
-                   "rank": np.full(len(w), st.rank, np.int64), "thread": (w11 << 32) >> 32,
-                   "device": w[:, W_NAME_DEVICE] >> 32})
-    return stats
-
-
 def _raw_words(events: np.ndarray) -> np.ndarray:
     """The raw records as rows of RAW_WORDS int64 words, read-only (one numba type for all)."""
     words = np.asarray(events).view(np.int64).reshape(-1, RAW_WORDS) if len(events) else \
@@ -309,16 +265,19 @@ def _raw_words(events: np.ndarray) -> np.ndarray:
     return words
 
 
-def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: int | None = None) -> dict[str, Any]:
+def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: int | None = None,
+             progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Write the log `out` from `raw_dir`; returns the run metadata written. ``t0``: the monotonic
     time that becomes time 0 (default: the earliest rank start; `--split` gives every rank the same).
+    ``progress(rows written, rows)`` is called after each batch.
 
-    Memory: the raw files are memory-mapped; besides them, 16 bytes per event (time, order) and
-    two batches of rows (one being written while the next is filled)."""
+    Memory: the raw files are memory-mapped, and the pages already read are released
+    (finalize_order.py); besides them, the control rows (constructs, map clauses, task creations),
+    the merge's window and three batches of rows (one being written, one being filled, one merged)."""
     raw_dir = Path(raw_dir)
     raws = [read_rank(raw_dir, r) for r in (ranks_in(raw_dir) if raw_dir.is_dir() else [])]
     strings = Interner()
-    streams: list[_Stream] = []
+    streams: list[Stream] = []
     renames: dict[str, str] = {}
     modules_by_rank: dict[int, list[Module]] = {}
     start = 0
@@ -326,7 +285,7 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
         table = strings.remap(rr.strings)
         renames.update(_module_renames(rr.info))
         for ev in rr.streams:
-            streams.append(_Stream(rr.rank, _raw_words(ev), table, start))
+            streams.append(Stream(rr.rank, _raw_words(ev), table, start, getattr(ev, "_mmap", None)))
             start += len(ev)
     for rr in raws:
         modules_by_rank[rr.rank] = dedup_modules(rr.modules, renames)
@@ -334,21 +293,19 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     n = start
     kern = kernels(n)
 
-    times = np.empty(n, np.int64)
     with ThreadPoolExecutor(2) as pool:  # the compiled kernels release the GIL
-        found = pool.map(kern.scan_stream, [st.words for st in streams], [len(st.table) - 1 for st in streams],
-                         [times[st.start:st.start + len(st.words)] for st in streams])
-        scans = [_Scan(*f) for f in found]
+        scans = list(pool.map(lambda st: scan(kern, st), streams))
+    raw = LogStats()
+    for sc in scans:
+        raw.merge(sc.stats)
     if t0 is None:
         t0 = min((int(rr.info["start_mono_ns"]) for rr in raws if "start_mono_ns" in rr.info),
-                 default=int(times.min()) if n else 0)
-    last_ns = int(times.max()) - t0 if n else None
+                 default=raw.t_min if raw.t_min is not None else 0)
+    last_ns = raw.t_max - t0 if raw.t_max is not None else None
     space = _RowSpace(streams, np.array([st.start for st in streams], dtype=np.int64), t0, kern)
     uniq_src, uniq_pc = _used_sources(streams, scans)
     with ThreadPoolExecutor(1) as pool:  # symbolisation (subprocesses) overlaps the rest
         symbolized = pool.submit(symbolize, uniq_pc, modules)
-        order = np.argsort(times, kind="stable")  # streams are concatenated: ties keep thread, then file order
-        del times
         no_locs = _Locations([], np.full(len(strings.strings) + 1, -1, np.int64), uniq_pc[:0], np.zeros(0, np.int64))
         control = _control_rows(space, scans, no_locs)  # what fixes and objects need: all but `loc`
         fixes = _construct_fixes(control)
@@ -356,14 +313,17 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
                                                                             default=-1))
         locs = _locations(uniq_src, uniq_pc, symbolized.result(), strings)
     task_locs = _task_locations(_control_rows(space, scans, locs))
+    for st in streams:
+        st.release_all()    # the control rows' pages
     n_objects = len(objects["kind"]) if objects is not None else 0
     has_access = any(sc.accesses for sc in scans)
 
     meta = _run_metadata(raws, n + n_objects, has_access, run or {})
     meta["last_event_ns"] = last_ns
     stats = LogStats.of(objects) if objects is not None else LogStats()
-    for st in streams:
-        stats.merge(_stream_stats(st, t0))
+    if raw.t_min is not None and raw.t_max is not None:   # the log's times: raw - t0, not below 0
+        raw.t_min, raw.t_max = max(raw.t_min - t0, 0), max(raw.t_max - t0, 0)
+    stats.merge(raw)
     # one thread writes batch k (Arrow compresses its columns on its own threads) while this one fills
     # batch k+1
     with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta, stats=stats) as w, \
@@ -371,11 +331,13 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
         pending = objects  # object rows merge in by time (few: one per object)
         writing: Future | None = None
         bufs = [_Buffers(min(n, BATCH)) for _ in range(2 if n > BATCH else 1)]
-        for b in range(0, n, BATCH):
-            cols = _columns(space, order[b:b + BATCH], locs, task_locs, fixes, bufs[b // BATCH % len(bufs)])
+        done = 0
+        for b, rows in enumerate(log_order(kern, streams, scans, BATCH)):
+            cols = _columns(space, rows, locs, task_locs, fixes, bufs[b % len(bufs)])
             del cols["src"]
+            done += len(rows)
             if pending is not None:
-                last = cols["time_ns"][-1] if b + BATCH < n else np.iinfo(np.int64).max
+                last = cols["time_ns"][-1] if done < n else np.iinfo(np.int64).max
                 take = pending["time_ns"] <= last
                 if take.any():
                     cols = _merge_by_time({c: v[take] for c, v in pending.items()}, cols)
@@ -383,6 +345,8 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
             if writing is not None:
                 writing.result()
             writing = writer.submit(w.write_columns, cols)
+            if progress is not None:
+                progress(done, n)
         if writing is not None:
             writing.result()
         if pending is not None:

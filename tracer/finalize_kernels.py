@@ -105,16 +105,53 @@ def _set_grown(keys):
     return bigger
 
 
-def _scan_rows(words, i, n_strings, times, used_src, keys, control, acc):
-    """scan_stream's loop from row i until the end, or until `keys` or `control` must grow first;
-    returns the next row. acc: PCs in keys, control rows, ACCESS rows, largest ALLOC id, last PC."""
-    count, n_control, n_access, top_alloc = acc[0], acc[1], acc[2], acc[3]
-    last_pc = np.uint64(acc[4])
+# acc slots of scan_stream's loop
+A_PCS, A_CONTROL, A_ACCESS, A_TOP_ALLOC, A_LAST_PC, A_T_MIN, A_T_MAX, A_CLOCK, A_LATE, A_THREADS, A_DEVICES = range(11)
+KINDS = 256             # kind values counted (formats/stats.py)
+WIN_CREATE = int(EventKind.WIN_CREATE)   # kinds below are OpenMP's: their `device` is a device number
+
+
+def _add_distinct(values, n, v):
+    """Append v to values[:n] unless it is there; returns the new n (values has room)."""
+    for j in range(n):
+        if values[j] == v:
+            return n
+    values[n] = v
+    return n + 1
+
+
+def _scan_rows(words, i, n_strings, used_src, keys, control, counts, late_rows, threads, devices, late, acc):
+    """scan_stream's loop from row i until the end, or until an output array must grow first; returns
+    the next row. acc: see the A_* slots."""
+    count, n_control, n_access, top_alloc = acc[A_PCS], acc[A_CONTROL], acc[A_ACCESS], acc[A_TOP_ALLOC]
+    last_pc = np.uint64(acc[A_LAST_PC])
+    t_min, t_max, clock, n_late = acc[A_T_MIN], acc[A_T_MAX], acc[A_CLOCK], acc[A_LATE]
+    n_threads, n_devices = acc[A_THREADS], acc[A_DEVICES]
+    last_thread, last_device = -(1 << 40), -(1 << 40)
     n = words.shape[0]
-    while i < n and 2 * (count + 1) <= len(keys) and n_control < len(control):
+    while (i < n and 2 * (count + 1) <= len(keys) and n_control < len(control) and n_late < len(late_rows)
+           and n_threads < len(threads) and n_devices < len(devices)):
         row = words[i]
-        times[i] = row[W_TIME]
-        kind = _kind(row[W_THREAD_KIND_FLAGS])
+        t = row[W_TIME]
+        t_min = min(t_min, t)
+        t_max = max(t_max, t)
+        clock = max(clock, t)
+        if t < clock - late:
+            late_rows[n_late] = i
+            n_late += 1
+        w11 = row[W_THREAD_KIND_FLAGS]
+        kind = _kind(w11)
+        if 0 <= kind < KINDS:
+            counts[kind] += 1
+        thread = _lo32(w11)
+        if thread != last_thread:
+            last_thread = thread
+            n_threads = _add_distinct(threads, n_threads, thread)
+        if kind < WIN_CREATE:
+            device = row[W_NAME_DEVICE] >> 32
+            if device >= 0 and device != last_device:
+                last_device = device
+                n_devices = _add_distinct(devices, n_devices, device)
         if kind == ACCESS:
             n_access += 1
         elif kind == ALLOC:
@@ -131,30 +168,52 @@ def _scan_rows(words, i, n_strings, times, used_src, keys, control, acc):
         if pc != 0 and pc != last_pc:
             last_pc = pc
             count += _set_insert(keys, pc)
-    acc[0], acc[1], acc[2], acc[3], acc[4] = count, n_control, n_access, top_alloc, np.int64(last_pc)
+    acc[A_PCS], acc[A_CONTROL], acc[A_ACCESS], acc[A_TOP_ALLOC] = count, n_control, n_access, top_alloc
+    acc[A_LAST_PC] = np.int64(last_pc)
+    acc[A_T_MIN], acc[A_T_MAX], acc[A_CLOCK], acc[A_LATE] = t_min, t_max, clock, n_late
+    acc[A_THREADS], acc[A_DEVICES] = n_threads, n_devices
     return i
 
 
-def scan_stream(words, n_strings, times):
-    """One pass over a thread file.
+def _doubled(a):
+    return np.concatenate((a, np.empty_like(a)))
 
-    Fills `times` with the rows' times and returns (psource ids used (bool by local string id),
-    unique adjusted PCs of the rows without psource, positions of the control rows, number of
-    ACCESS rows, largest ALLOC id or -1)."""
+
+def scan_stream(words, n_strings, late, clock):
+    """One pass over (a part of) a thread file whose thread's clock (largest time so far) is `clock`.
+
+    Returns (psource ids used (bool by local string id), unique adjusted PCs of the rows without
+    psource, positions of the control rows, number of ACCESS rows, largest ALLOC id or -1, counts
+    by kind value (KINDS), smallest and largest time (0, -1 without rows), distinct threads,
+    distinct OpenMP devices, positions of the rows more than `late` behind the clock, the clock)."""
     used_src = np.zeros(n_strings, np.bool_)
     keys = np.zeros(64, np.uint64)
     control = np.empty(64, np.int64)
-    acc = np.array([0, 0, 0, -1, 0], np.int64)
+    counts = np.zeros(KINDS, np.int64)
+    late_rows = np.empty(64, np.int64)
+    threads = np.empty(8, np.int64)
+    devices = np.empty(8, np.int64)
+    big = np.iinfo(np.int64).max
+    acc = np.array([0, 0, 0, -1, 0, big, -big, clock, 0, 0, 0], np.int64)
     i = 0
     while True:
-        i = _scan_rows(words, i, n_strings, times, used_src, keys, control, acc)
+        i = _scan_rows(words, i, n_strings, used_src, keys, control, counts, late_rows, threads, devices, late, acc)
         if i == words.shape[0]:
             break
-        if 2 * (acc[0] + 1) > len(keys):
+        if 2 * (acc[A_PCS] + 1) > len(keys):
             keys = _set_grown(keys)
-        if acc[1] == len(control):
-            control = np.concatenate((control, np.empty(len(control), np.int64)))
-    return used_src, keys[keys != 0], control[:acc[1]].copy(), acc[2], acc[3]
+        if acc[A_CONTROL] == len(control):
+            control = _doubled(control)
+        if acc[A_LATE] == len(late_rows):
+            late_rows = _doubled(late_rows)
+        if acc[A_THREADS] == len(threads):
+            threads = _doubled(threads)
+        if acc[A_DEVICES] == len(devices):
+            devices = _doubled(devices)
+    t_min, t_max = (acc[A_T_MIN], acc[A_T_MAX]) if words.shape[0] else (0, -1)
+    return (used_src, keys[keys != 0], control[:acc[A_CONTROL]].copy(), acc[A_ACCESS], acc[A_TOP_ALLOC], counts,
+            t_min, t_max, threads[:acc[A_THREADS]].copy(), devices[:acc[A_DEVICES]].copy(),
+            late_rows[:acc[A_LATE]].copy(), acc[A_CLOCK])
 
 
 def _stream_of(r, s, starts):
@@ -268,17 +327,37 @@ def fill_rows(words, rows, out_pos, start, rank, table, t0, by_string, pcs, by_p
         out16[o] = kind
 
 
+def read_window(words, cursor, clock, late, until, start, out_g, out_t):
+    """The next rows of a thread file for the log order (finalize._log_order): from row `cursor`, while
+    the thread's clock (`clock`: the largest time read so far) minus `late` is not past `until` and
+    `out_g` has room. Rows more than `late` behind the clock (stragglers, ordered apart) are passed
+    over; the others go to out_g (global row: `start` + position) and out_t (time).
+    Returns (next row, clock, rows written)."""
+    k = 0
+    n = words.shape[0]
+    while cursor < n and clock - late <= until and k < len(out_g):
+        t = words[cursor, W_TIME]
+        clock = max(clock, t)
+        if t >= clock - late:
+            out_g[k] = start + cursor
+            out_t[k] = t
+            k += 1
+        cursor += 1
+    return cursor, clock, k
+
+
 class Kernels(NamedTuple):
     scan_stream: Any
     group_by_stream: Any
     fill_rows: Any
+    read_window: Any
 
 
 # Called from the kernels: inlined (small) or compiled along with them.
-_INLINE = (_lo32, _kind, _adjusted_pc, _local_src, _slot, _set_insert, _stream_of)
-_CALLED = (_set_grown, _scan_rows)
+_INLINE = (_lo32, _kind, _adjusted_pc, _local_src, _slot, _set_insert, _stream_of, _add_distinct)
+_CALLED = (_set_grown, _scan_rows, _doubled)
 
-PYTHON = Kernels(scan_stream, group_by_stream, fill_rows)  # the source of the compiled kernels
+PYTHON = Kernels(scan_stream, group_by_stream, fill_rows, read_window)  # the source of the compiled kernels
 # events: up to here the numpy passes of finalize_numpy finish sooner than numba's import and the
 # load of its cached machine code (~0.3-0.6 s on a 2-core machine; numpy ~0.2 us per event more)
 NUMPY_RUN = 1_000_000

@@ -16,6 +16,7 @@ from quiver.tracer.finalize_kernels import (
     CONSTRUCT_BEGIN,
     CONSTRUCT_END,
     CONTROL_KINDS,
+    KINDS,
     TASK_CREATE,
     TASK_DEPEND,
     W_ADDR,
@@ -30,6 +31,7 @@ from quiver.tracer.finalize_kernels import (
     W_SIZE,
     W_THREAD_KIND_FLAGS,
     W_TIME,
+    WIN_CREATE,
     Kernels,
 )
 from quiver.tracer.rawread import F_AUX2_STR, F_AUX_STR, F_ID2_STR, F_NAME_INT, F_PC_RET
@@ -60,16 +62,25 @@ def _lookup(keys: np.ndarray, values: np.ndarray, q: np.ndarray, default: np.nda
     return np.where(keys[j] == q, values[j], default)
 
 
-def scan_stream(words, n_strings, times):
-    """finalize_kernels.scan_stream as numpy passes (PCs come back sorted)."""
+def scan_stream(words, n_strings, late, clock):
+    """finalize_kernels.scan_stream as numpy passes (PCs, threads and devices come back sorted)."""
     n = words.shape[0]
     used_src = np.zeros(n_strings, np.bool_)
-    pcs, control = [np.zeros(0, np.uint64)], [np.zeros(0, np.int64)]
+    pcs, control, late_rows = [np.zeros(0, np.uint64)], [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    threads, devices = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    counts = np.zeros(KINDS, np.int64)
     n_access, top_alloc = 0, -1
     for a in range(0, n, CHUNK):
         w = words[a:a + CHUNK]
-        times[a:a + len(w)] = w[:, W_TIME]
+        t = w[:, W_TIME]
+        seen = np.maximum(np.maximum.accumulate(t), clock)      # the thread's clock after each row
+        late_rows.append(np.flatnonzero(t < seen - late) + a)
+        clock = int(seen[-1])
         kind = _kind(w[:, W_THREAD_KIND_FLAGS])
+        counts += np.bincount(kind[(kind >= 0) & (kind < KINDS)], minlength=KINDS)
+        threads.append(np.unique(_lo32(w[:, W_THREAD_KIND_FLAGS])))
+        device = w[kind < WIN_CREATE, W_NAME_DEVICE] >> 32
+        devices.append(np.unique(device[device >= 0]))
         n_access += int(np.count_nonzero(kind == ACCESS))
         allocs = w[kind == ALLOC, W_ID]
         if len(allocs):
@@ -80,7 +91,10 @@ def scan_stream(words, n_strings, times):
         used_src[src[has_src]] = True
         pc = _adjusted_pcs(w)[~has_src]
         pcs.append(np.unique(pc[pc != 0]))
-    return used_src, np.unique(np.concatenate(pcs)), np.concatenate(control), n_access, top_alloc
+    t_min, t_max = (int(words[:, W_TIME].min()), int(words[:, W_TIME].max())) if n else (0, -1)
+    return (used_src, np.unique(np.concatenate(pcs)), np.concatenate(control), n_access, top_alloc, counts,
+            t_min, t_max, np.unique(np.concatenate(threads)), np.unique(np.concatenate(devices)),
+            np.concatenate(late_rows), clock)
 
 
 def group_by_stream(rows, starts, pos):
@@ -147,4 +161,22 @@ def fill_rows(words, rows, out_pos, start, rank, table, t0, by_string, pcs, by_p
         out16[o] = kind
 
 
-NUMPY = Kernels(scan_stream, group_by_stream, fill_rows)
+def read_window(words, cursor, clock, late, until, start, out_g, out_t):
+    """finalize_kernels.read_window as numpy passes."""
+    k, n = 0, words.shape[0]
+    while cursor < n and clock - late <= until and k < len(out_g):
+        t = words[cursor:min(n, cursor + CHUNK, cursor + len(out_g) - k), W_TIME]
+        seen = np.maximum(np.maximum.accumulate(t), clock)     # the clock after each row
+        before = np.concatenate(([clock], seen[:-1]))          # ... and before it: row i is read while
+        past = np.flatnonzero(before - late > until)           # that minus `late` is not past `until`
+        e = int(past[0]) if len(past) else len(t)
+        keep = np.flatnonzero(t[:e] >= seen[:e] - late)
+        out_g[k:k + len(keep)] = keep + (start + cursor)
+        out_t[k:k + len(keep)] = t[keep]
+        k += len(keep)
+        cursor += e
+        clock = int(seen[e - 1])
+    return cursor, clock, k
+
+
+NUMPY = Kernels(scan_stream, group_by_stream, fill_rows, read_window)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +46,11 @@ def prepare_split_dir(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def finalize_split(raw_dir: Path, out: Path, run: dict[str, Any] | None = None) -> dict[str, Any]:
+def finalize_split(raw_dir: Path, out: Path, run: dict[str, Any] | None = None,
+                   progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Write ``out/rank-NNNNN.arrow`` for every rank of ``raw_dir`` and ``out/manifest.json``;
-    returns the run metadata of the whole run (the manifest's ``run``)."""
+    returns the run metadata of the whole run (the manifest's ``run``). ``progress``: finalize's, per
+    rank file."""
     raw_dir, out, run = Path(raw_dir), Path(out), dict(run or {})
     ranks = ranks_in(raw_dir) if raw_dir.is_dir() else []
     prepare_split_dir(out)
@@ -59,7 +62,8 @@ def finalize_split(raw_dir: Path, out: Path, run: dict[str, Any] | None = None) 
         view = _rank_view(raw_dir, rank) if ranks else raw_dir
         try:
             name = rank_file_name(rank)
-            metas.append(finalize(view, out / name, {**run, "rank": rank, "ranks": max(len(ranks), 1)}, t0=t0))
+            metas.append(finalize(view, out / name, {**run, "rank": rank, "ranks": max(len(ranks), 1)}, t0=t0,
+                                  progress=progress))
             files.append(name)
         finally:
             if view != raw_dir:

@@ -18,7 +18,7 @@ import re
 import shutil
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -168,11 +168,12 @@ def _signal_name(sig: int) -> str:
 
 
 @contextlib.contextmanager
-def finalizing_status(raw: Path, out: Path) -> Iterator[None]:
+def finalizing_status(raw: Path, out: Path) -> Iterator[Callable[[int, int], None] | None]:
     """On a terminal, a transient status line on stderr while the raw chunks become the log (seconds
-    on a big run, which otherwise looks like a hang); nothing when stderr is a file or a pipe."""
+    on a big run, which otherwise looks like a hang), with the share of events written: yields the
+    ``progress(rows written, rows)`` callback for finalize; nothing (None) when stderr is a file or a pipe."""
     if not sys.stderr.isatty():
-        yield
+        yield None
         return
     from rich.console import Console
 
@@ -181,8 +182,12 @@ def finalizing_status(raw: Path, out: Path) -> Iterator[None]:
     except OSError:
         size = 0
     console = Console(stderr=True)
-    with console.status(f"trace: finalizing {out} ({size / 2**20:.1f} MiB of raw chunks)", spinner="dots"):
-        yield
+    head = f"trace: finalizing {out} ({size / 2**20:.1f} MiB of raw chunks)"
+    with console.status(head, spinner="dots") as status:
+        def progress(done: int, total: int) -> None:
+            status.update(f"{head}: {100 * done // max(total, 1)}% of {total:,} events written")
+
+        yield progress
 
 
 def _prepare_finalize(exe: Path) -> None:
@@ -270,15 +275,15 @@ def _record(argv: Sequence[str], out: Path, ranks: int | None, launcher: str | N
     if ended.timed_out:
         run_meta["truncated"] = True
         run_meta["truncated_reason"] = TIME_LIMIT
-    with finalizing_status(raw, out):
+    with finalizing_status(raw, out) as progress:
         if split:
             from quiver.tracer.finalize_split import finalize_split
 
-            meta = finalize_split(raw, out, run_meta)
+            meta = finalize_split(raw, out, run_meta, progress=progress)
         else:
             from quiver.tracer.finalize import finalize
 
-            meta = finalize(raw, out, run_meta)
+            meta = finalize(raw, out, run_meta, progress=progress)
     if meta.get("signal") is not None and sig is None:
         sig = int(meta["signal"])
     truncated = bool(meta["truncated"])
