@@ -176,16 +176,18 @@ def finalizing_status(raw: Path, out: Path) -> Iterator[Callable[[int, int], Non
         yield None
         return
     from rich.console import Console
+    from rich.live import Live
+    from rich.spinner import Spinner
 
     try:
         size = sum(f.stat().st_size for f in raw.rglob("*") if f.is_file())
     except OSError:
         size = 0
-    console = Console(stderr=True)
-    head = f"trace: finalizing {out} ({size / 2**20:.1f} MiB of raw chunks)"
-    with console.status(head, spinner="dots") as status:
+    spinner = Spinner("dots", text=f"trace: finalizing {out} ({size / 2**20:.1f} MiB of raw chunks)")
+    with Live(spinner, console=Console(stderr=True), transient=True, refresh_per_second=12.5) as live:
         def progress(done: int, total: int) -> None:
-            status.update(f"{head}: {100 * done // max(total, 1)}% of {total:,} events written")
+            spinner.update(text=f"trace: finalizing {out.name}: {100 * done // max(total, 1)}% of {total:,} events")
+            live.refresh()
 
         yield progress
 
