@@ -29,6 +29,12 @@ def test_builder_and_streamed_synthetic_logs_hold_the_same_events(tmp_path: Path
     assert int((kind == EventKind.KERNEL).sum()) == 2
     assert np.all(np.diff(a.col("time_ns")) > 0)
     assert a.strings == b.strings and a.locations == b.locations
+    # both store what `trace info` prints, and it is what a scan of the events finds
+    from quiver.info import log_summary
+
+    assert "stats" in a.run and "stats" in b.run
+    assert log_summary(a) == {**log_summary(b), "path": str(a.path), "size_bytes": a.size_bytes}
+    assert log_summary(b) == {**log_summary(b, verify=True)}
 
 
 def test_synthetic_device_accesses_stay_inside_the_mapped_copies(tmp_path: Path) -> None:
