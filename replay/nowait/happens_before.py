@@ -32,7 +32,6 @@ import numpy as np
 from numba import njit
 from quiver.formats import DependKind, EventKind, EventLog
 from quiver.replay.nowait.tasks import (
-    SYNC_BARRIER,
     SYNC_IMPLICIT_TASK_BEGIN,
     SYNC_PARALLEL_BEGIN,
     SYNC_TASKWAIT,
@@ -43,8 +42,8 @@ from quiver.replay.nowait.tasks import (
     lookup,
     pack,
 )
+from quiver.replay.threads.omp_order import barrier_groups, rows_by_instance, thread_edges
 from quiver.replay.threads.omp_order import dependence_edges as _dependence_edges
-from quiver.replay.threads.omp_order import thread_edges
 
 
 @njit(cache=True)
@@ -281,11 +280,9 @@ def build_happens_before(log: EventLog, cols: dict[str, np.ndarray] | None = Non
         dst.append(rows[end_idx[g[ok]]])
 
     # barriers and the fork of parallel regions
-    bar = sync[sop == SYNC_BARRIER]
-    if len(bar):
-        bs, bd = _barrier_edges(tm, cols, bar, end, deferred_with_rows)
-        src.append(bs)
-        dst.append(bd)
+    bs, bd = _task_barrier_joins(tm, cols, end, deferred_with_rows)
+    src.append(bs)
+    dst.append(bd)
     fork = sync[sop == SYNC_PARALLEL_BEGIN]
     team = sync[sop == SYNC_IMPLICIT_TASK_BEGIN]
     if len(fork) and len(team):
@@ -296,12 +293,12 @@ def build_happens_before(log: EventLog, cols: dict[str, np.ndarray] | None = Non
         src.append(fork[ko][hit[ok]])
         dst.append(team[ok])
 
-    # join, mutexes (locks, critical, ordered) and the rest of the host threads' OpenMP ordering:
-    # the one derivation the RMA checker uses too (edges already added above are repeated, harmlessly)
-    if all(c in cols for c in ("thread", "aux2")):
-        ts, td = thread_edges(cols)
-        src.append(ts)
-        dst.append(td)
+    # join, barriers (every arrival -> every departure), mutexes (locks, critical, ordered) and the rest of
+    # the host threads' OpenMP ordering: the one derivation the RMA checker uses too (edges already added
+    # above are repeated, harmlessly)
+    ts, td = thread_edges(cols)
+    src.append(ts)
+    dst.append(td)
 
     s = np.concatenate(src).astype(np.int64) if src else np.zeros(0, np.int64)
     d = np.concatenate(dst).astype(np.int64) if dst else np.zeros(0, np.int64)
@@ -317,68 +314,27 @@ def build_happens_before(log: EventLog, cols: dict[str, np.ndarray] | None = Non
                          seg_first=seg_first, edges_src=s, edges_dst=d)
 
 
-def _occurrence(groups: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """k for the k-th row of its group (rows in any order)."""
-    o = np.lexsort((rows, groups))
-    g = groups[o]
-    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-    occ = np.empty(len(rows), dtype=np.int64)
-    occ[o] = np.arange(len(rows)) - np.repeat(starts, np.diff(np.r_[starts, len(rows)]))
-    return occ
-
-
-def _barrier_edges(tm: TaskModel, cols: dict[str, np.ndarray], bar: np.ndarray, end: np.ndarray,
-                   deferred_with_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every arrival at a barrier -> every departure from it; task ends -> the departures after them.
-
-    The recorder writes an arrival (``aux2`` 0) and a departure (``aux2`` 1) per thread; a thread
-    whose barrier rows carry no departure (older logs, LogBuilder) uses each row as both. The k-th
-    arrival (departure) of a thread at the barriers of region ``id`` belongs to instance k.
-    """
-    rank = cols["rank"][bar].astype(np.int64)
-    th = tm.thread_of_row[bar].astype(np.int64)
-    region = cols["id"][bar].astype(np.int64)
-    departs = cols["aux2"][bar] == 1 if "aux2" in cols else np.zeros(len(bar), bool)
-    _, group = np.unique(np.stack([rank, th, region]), axis=1, return_inverse=True)
-    group = group.ravel()
-    has_dep = np.zeros(group.max() + 1, bool)
-    has_dep[group[departs]] = True
-    arr = ~departs
-    dep = departs | ~has_dep[group]
-    a_rows, d_rows = bar[arr], bar[dep]
-    a_key = np.stack([rank[arr], region[arr], _occurrence(group[arr], a_rows)])
-    d_key = np.stack([rank[dep], region[dep], _occurrence(group[dep], d_rows)])
-    _, inst = np.unique(np.concatenate([a_key, d_key], axis=1), axis=1, return_inverse=True)
-    inst = inst.ravel()
-    a_inst, d_inst = inst[:len(a_rows)], inst[len(a_rows):]
-    n_inst = int(inst.max()) + 1
-    # arrivals x departures of each instance
-    ao = np.argsort(a_inst, kind="stable")
-    do = np.argsort(d_inst, kind="stable")
-    a_start = np.searchsorted(a_inst[ao], np.arange(n_inst + 1))
-    d_start = np.searchsorted(d_inst[do], np.arange(n_inst + 1))
-    na, nd = np.diff(a_start), np.diff(d_start)
-    per = na * nd
-    pair_inst = np.repeat(np.arange(n_inst), per)
-    k = np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per)
-    src = [a_rows[ao][a_start[pair_inst] + k // np.maximum(nd[pair_inst], 1)]]
-    dst = [d_rows[do][d_start[pair_inst] + k % np.maximum(nd[pair_inst], 1)]]
-    # a task joins the first barrier its creator's thread leaves after the task ended
+def _task_barrier_joins(tm: TaskModel, cols: dict[str, np.ndarray], end: np.ndarray,
+                        deferred_with_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A deferred task joins the first barrier its creator's thread leaves after the task ended:
+    task end -> every departure of that barrier instance (arrivals -> departures are ``thread_edges``')."""
+    d_rows, d_inst = barrier_groups(cols)
     sel = np.flatnonzero(deferred_with_rows & (end >= 0) & (tm.task_creator_ctx >= 0))
-    if len(sel) and len(d_rows):
-        n1 = len(cols["kind"]) + 1
-        dkey = tm.thread_of_row[d_rows].astype(np.int64) * n1 + d_rows
-        dko = np.argsort(dkey)
-        creator_thread = tm.thread_of_row[tm.task_create_row[sel]].astype(np.int64)
-        pos = np.searchsorted(dkey[dko], creator_thread * n1 + end[sel])
-        hit = pos < len(dko)
-        hit[hit] &= dkey[dko][pos[hit]] // n1 == creator_thread[hit]
-        t_hit, i_hit = sel[hit], d_inst[dko[pos[hit]]]
-        reps = nd[i_hit]
-        offs = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
-        s_t = np.repeat(end[t_hit], reps)
-        d_p = d_rows[do][np.repeat(d_start[i_hit], reps) + offs]
-        later = d_p > s_t
-        src.append(s_t[later])
-        dst.append(d_p[later])
-    return np.concatenate(src), np.concatenate(dst)
+    if len(sel) == 0 or len(d_rows) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    d_sorted, d_start = rows_by_instance(d_inst, d_rows)
+    nd = np.diff(d_start)
+    n1 = len(cols["kind"]) + 1
+    dkey = tm.thread_of_row[d_rows].astype(np.int64) * n1 + d_rows
+    dko = np.argsort(dkey)
+    creator_thread = tm.thread_of_row[tm.task_create_row[sel]].astype(np.int64)
+    pos = np.searchsorted(dkey[dko], creator_thread * n1 + end[sel])
+    hit = pos < len(dko)
+    hit[hit] &= dkey[dko][pos[hit]] // n1 == creator_thread[hit]
+    t_hit, i_hit = sel[hit], d_inst[dko[pos[hit]]]
+    reps = nd[i_hit]
+    offs = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
+    s_t = np.repeat(end[t_hit], reps)
+    d_p = d_sorted[np.repeat(d_start[i_hit], reps) + offs]
+    later = d_p > s_t
+    return s_t[later], d_p[later]

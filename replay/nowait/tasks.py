@@ -242,7 +242,6 @@ def build_task_model(log: EventLog, cols: dict[str, np.ndarray] | None = None) -
 
 
 SYNC_TASKWAIT = int(SyncKind.TASKWAIT)
-SYNC_BARRIER = int(SyncKind.BARRIER)
 SYNC_TG_BEGIN = int(SyncKind.TASKGROUP_BEGIN)
 SYNC_TG_END = int(SyncKind.TASKGROUP_END)
 SYNC_PARALLEL_BEGIN = int(SyncKind.PARALLEL_BEGIN)

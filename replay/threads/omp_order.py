@@ -83,21 +83,27 @@ def _next_on_thread(ev_thread: np.ndarray, ev_rows: np.ndarray, q_thread: np.nda
     return out
 
 
+def rows_by_instance(inst: np.ndarray, rows: np.ndarray, n_inst: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``rows`` grouped by instance key: (the rows ordered by key, stably; offsets ``start`` with the
+    rows of instance i at ``[start[i], start[i + 1])``)."""
+    o = np.argsort(inst, kind="stable")
+    n = int(inst.max()) + 1 if n_inst is None else n_inst
+    return rows[o], np.searchsorted(inst[o], np.arange(n + 1))
+
+
 def instance_pairs(a_inst: np.ndarray, a_rows: np.ndarray, d_inst: np.ndarray, d_rows: np.ndarray):
     """Every (a, d) row pair with the same instance key."""
     if len(a_rows) == 0 or len(d_rows) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    ao = np.argsort(a_inst, kind="stable")
-    do = np.argsort(d_inst, kind="stable")
     n_inst = int(max(a_inst.max(), d_inst.max())) + 1
-    a_start = np.searchsorted(a_inst[ao], np.arange(n_inst + 1))
-    d_start = np.searchsorted(d_inst[do], np.arange(n_inst + 1))
+    a_sorted, a_start = rows_by_instance(a_inst, a_rows, n_inst)
+    d_sorted, d_start = rows_by_instance(d_inst, d_rows, n_inst)
     na, nd = np.diff(a_start), np.diff(d_start)
     per = na * nd
     inst = np.repeat(np.arange(n_inst), per)
     k = np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per)
-    src = a_rows[ao][a_start[inst] + k // np.maximum(nd[inst], 1)]
-    dst = d_rows[do][d_start[inst] + k % np.maximum(nd[inst], 1)]
+    src = a_sorted[a_start[inst] + k // np.maximum(nd[inst], 1)]
+    dst = d_sorted[d_start[inst] + k % np.maximum(nd[inst], 1)]
     return src, dst
 
 
