@@ -16,6 +16,8 @@ device memory, so reports can give the saving as a share of the run whatever bac
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 from quiver.formats import EventLog, MapType
@@ -105,18 +107,42 @@ def _cost_details(row: dict, costs: dict) -> dict:
             "peak_device_bytes": int(peaks[0]) if len(peaks) else 0}
 
 
-def _where(row: dict) -> tuple[str, int, str]:
-    file = row["c_file"] or "??"
-    line = int(row["c_line"] or 0)
-    return file, line, f"{file}:{line}" if line else file
+@dataclass(frozen=True)
+class _Subject:
+    """What a finding row is about, as both finding builders word it: the construct's site, the
+    variable, its map clause and the device."""
 
+    row: dict
+    file: str
+    line: int
+    where: str       # "file:line" of the construct, for fixes
+    var: str
+    clause: str      # the clause's section text (the variable's name when the log has none)
+    device: int
+    kind_code: int   # the construct's kind
+    map_name: str
 
-def _related(row: dict, kind_code: int, clause: str) -> list[Related]:
-    if row["m_file"] is None:
-        return []
-    implicit = bool((row["map_type"] or 0) & MapType.IMPLICIT)
-    return [Related("map-clause", Site(file=row["m_file"], line=int(row["m_line"] or 0), rank=int(row["rank"])),
-                    clause_text(row["map_type_name"] or "", clause, kind_code, implicit))]
+    @classmethod
+    def of(cls, row: dict) -> _Subject:
+        file, line = row["c_file"] or "??", int(row["c_line"] or 0)
+        var = row["var"] or "?"
+        return cls(row=row, file=file, line=line, where=f"{file}:{line}" if line else file, var=var,
+                   clause=row["clause"] or var, device=int(row["device"]),
+                   kind_code=int(row["construct_kind_code"] or 0), map_name=row["map_type_name"] or "")
+
+    def site(self, side: str) -> Site:
+        """Where the finding is: the construct, on ``side``."""
+        return Site(file=self.file, line=self.line, function=self.row["c_function"] or "", side=side,
+                    device=self.device, rank=int(self.row["rank"]), thread=int(self.row["thread"] or 0))
+
+    def related(self) -> list[Related]:
+        """The map clause, when the log located it."""
+        row = self.row
+        if row["m_file"] is None:
+            return []
+        implicit = bool((row["map_type"] or 0) & MapType.IMPLICIT)
+        return [Related("map-clause", Site(file=row["m_file"], line=int(row["m_line"] or 0), rank=int(row["rank"])),
+                        clause_text(self.map_name, self.clause, self.kind_code, implicit))]
 
 
 def _transfer_findings(df: pl.DataFrame, min_fraction: float, costs: dict) -> list[Finding]:
@@ -145,12 +171,8 @@ def _transfer_findings(df: pl.DataFrame, min_fraction: float, costs: dict) -> li
 
 def _transfer_finding(kind: FindingKind, row: dict, costs: dict) -> Finding:
     direction = row["direction"]
-    file, line, where = _where(row)
-    var = row["var"] or "?"
-    clause = row["clause"] or var
-    device = int(row["device"])
-    kind_code = int(row["construct_kind_code"] or 0)
-    map_name = row["map_type_name"] or ""
+    s = _Subject.of(row)
+    var, clause, device, kind_code, map_name, where = s.var, s.clause, s.device, s.kind_code, s.map_name, s.where
     moved, wasted, used = int(row["moved"]), int(row["wasted"]), int(row["used"])
     verb = f"copied to device {device}" if direction == "to" else f"copied back to the host from device {device}"
     head = f"{wasted} of {moved} bytes of '{var}' {verb}"
@@ -176,10 +198,7 @@ def _transfer_finding(kind: FindingKind, row: dict, costs: dict) -> Finding:
         fix = fixes.round_trip_fix(kind_code, row["map_type"], map_name, clause, where, int(row["unchanged"]), moved)
     return Finding(
         kind=kind, message=message,
-        access=Site(file=file, line=line, function=row["c_function"] or "",
-                    side="device" if direction == "to" else "host", device=device, rank=int(row["rank"]),
-                    thread=int(row["thread"] or 0)),
-        variable=var, related=_related(row, kind_code, clause), fix=fix, bytes=wasted,
+        access=s.site("device" if direction == "to" else "host"), variable=var, related=s.related(), fix=fix, bytes=wasted,
         occurrences=int(row["wasteful"]),
         details={"direction": direction, "construct": row["construct_kind"] or "", "transferred_bytes": moved,
                  "transfers": int(row["transfers"]), "read_bytes": used,
@@ -208,12 +227,8 @@ def _allocation_findings(df: pl.DataFrame, has_accesses: bool, costs: dict) -> l
 
 
 def _allocation_finding(kind: FindingKind, row: dict, costs: dict) -> Finding:
-    file, line, where = _where(row)
-    var = row["var"] or "?"
-    clause = row["clause"] or var
-    device = int(row["device"])
-    kind_code = int(row["construct_kind_code"] or 0)
-    map_name = row["map_type_name"] or ""
+    s = _Subject.of(row)
+    var, clause, device, kind_code, map_name, where = s.var, s.clause, s.device, s.kind_code, s.map_name, s.where
     n, allocs = int(row["n"]), int(row["allocs"])
     implicit = bool((row["map_type"] or 0) & MapType.IMPLICIT)
     if kind is FindingKind.REPEATED_ALLOCATION:
@@ -226,9 +241,7 @@ def _allocation_finding(kind: FindingKind, row: dict, costs: dict) -> Finding:
         fix = fixes.unused_allocation_fix(kind_code, map_name, clause, where, implicit)
     return Finding(
         kind=kind, message=message,
-        access=Site(file=file, line=line, function=row["c_function"] or "", side="device", device=device,
-                    rank=int(row["rank"]), thread=int(row["thread"] or 0)),
-        variable=var, related=_related(row, kind_code, clause), fix=fix, bytes=int(row["wasted"]), occurrences=n,
+        access=s.site("device"), variable=var, related=s.related(), fix=fix, bytes=int(row["wasted"]), occurrences=n,
         details={"construct": row["construct_kind"] or "", "allocations": allocs, "allocation_bytes": int(row["size"]),
                  "seq": int(row["first_seq"]), "time_ns": int(row["first_ns"]), **_cost_details(row, costs)},
     )
