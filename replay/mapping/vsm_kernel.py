@@ -9,6 +9,8 @@ functions ahead of time, so small runs need not load numba.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 from quiver.replay.mapping.vsm_layout import (  # the layout shared with quiver.replay.mapping.vsm
@@ -110,6 +112,19 @@ from quiver.replay.mapping.vsm_layout import (  # the layout shared with quiver.
     OVV,
     SHIFT,
 )
+
+
+class CachedCV(NamedTuple):
+    """A live CV the kernel looked up last: its device keys [lo, hi), where its bytes start in the
+    shadow, its entry (a tuple of scalars: it stays in registers)."""
+
+    lo: np.int64
+    hi: np.int64
+    shadow: np.int64
+    entry: np.int64
+
+
+NO_CV = CachedCV(np.int64(0), np.int64(0), np.int64(0), np.int64(-1))
 
 
 @njit(cache=True, inline="always")
@@ -839,18 +854,12 @@ def apply_events(cols, sel, tables, state, watch):
     keep_dev = ~(np.int64(OVV) | np.int64(all_cvv))
     set_host = np.int64(OVV | OVI) & keep_host
     # lookup caches, invalidated whenever a control event changes the tables:
-    # host: the tracked interval [h_lo, h_hi) at shadow h_base; device: the live CV [d_lo, d_hi) of entry d_e
+    # host: the tracked interval [h_lo, h_hi) at shadow h_base; device: the last two live CVs looked up
+    # (kernels alternate between a few arrays: a hit in ``cv2`` swaps the two)
     h_lo = np.int64(0)
     h_hi = np.int64(0)
     h_base = np.int64(0)
-    d_lo = np.int64(0)
-    d_hi = np.int64(0)
-    d_sh = np.int64(0)
-    d_e = -1
-    d2_lo = np.int64(0)
-    d2_hi = np.int64(0)
-    d2_sh = np.int64(0)
-    d2_e = -1
+    cv = cv2 = NO_CV
     for j in range(first, n_rows):
         r = rows[j] if use_rows else j
         g = base + r
@@ -870,10 +879,7 @@ def apply_events(cols, sel, tables, state, watch):
                     ctr[C_EPOCH] = g
                     h_hi = np.int64(0)
                     h_lo = np.int64(0)
-                    d_hi = np.int64(0)
-                    d_lo = np.int64(0)
-                    d2_hi = np.int64(0)
-                    d2_lo = np.int64(0)
+                    cv = cv2 = NO_CV
             continue
         sz = np.int64(size[r])
         if sz <= 0:
@@ -897,14 +903,11 @@ def apply_events(cols, sel, tables, state, watch):
             key0 = ((rk * ndev + di) << SHIFT) | a0
             span = (nblk - 1) * step + sz
             inside = ((a0 + span) >> SHIFT) == 0
-            if inside and not (d_lo <= key0 and key0 + span <= d_hi) and d2_lo <= key0 and key0 + span <= d2_hi:
-                d_lo, d2_lo = d2_lo, d_lo
-                d_hi, d2_hi = d2_hi, d_hi
-                d_sh, d2_sh = d2_sh, d_sh
-                d_e, d2_e = d2_e, d_e
-            if inside and d_lo <= key0 and key0 + span <= d_hi:
+            if inside and not (cv.lo <= key0 and key0 + span <= cv.hi) and cv2.lo <= key0 and key0 + span <= cv2.hi:
+                cv, cv2 = cv2, cv
+            if inside and cv.lo <= key0 and key0 + span <= cv.hi:
                 cvv, cvi = _cv_bits(di)
-                sb = d_sh + (key0 - d_lo)
+                sb = cv.shadow + (key0 - cv.lo)
                 if nblk == 1:
                     # the common row: one shadow block whose bounds decide it (else the general path)
                     b0 = sb >> lgb
@@ -992,28 +995,22 @@ def apply_events(cols, sel, tables, state, watch):
                     row_first = False
                     _row_i, row_e = _find_live(lv_key, lv_en, en, ctr[C_NLIVE], key)
                 while key < end:
-                    if key != start and d_lo == start_lo:
+                    if key != start and cv.lo == start_lo:
                         # one access that began in a CV runs past its end: the rest overflows that variable
                         if lazy:
                             ctr[C_STOP] = j
                             return
                         _overflow_of(start_e, key, end, g, rk, di, loc[r], aux[r], sz, en, cl, fd, fd_hash, ctr)
                         break
-                    if not (d_lo <= key < d_hi):
-                        if d2_lo <= key < d2_hi:   # kernels alternate between a few arrays: swap the two slots
-                            d_lo, d2_lo = d2_lo, d_lo
-                            d_hi, d2_hi = d2_hi, d_hi
-                            d_sh, d2_sh = d2_sh, d_sh
-                            d_e, d2_e = d2_e, d_e
-                            e = d_e
+                    if not (cv.lo <= key < cv.hi):
+                        if cv2.lo <= key < cv2.hi:
+                            cv, cv2 = cv2, cv
+                            e = cv.entry
                         else:
                             i, e = _find_live(lv_key, lv_en, en, ctr[C_NLIVE], key)
-                        if e >= 0 and not (d_lo <= key < d_hi):
-                            d2_lo, d2_hi, d2_sh, d2_e = d_lo, d_hi, d_sh, d_e
-                            d_lo = en[e, EN_DEV]
-                            d_hi = d_lo + en[e, EN_SIZE]
-                            d_sh = en[e, EN_SHADOW]
-                            d_e = e
+                        if e >= 0 and not (cv.lo <= key < cv.hi):
+                            cv2 = cv
+                            cv = CachedCV(en[e, EN_DEV], en[e, EN_DEV] + en[e, EN_SIZE], en[e, EN_SHADOW], np.int64(e))
                         elif e < 0:
                             stop = min(end, lv_key[i + 1]) if i + 1 < ctr[C_NLIVE] else end
                             if lazy:
@@ -1024,10 +1021,10 @@ def apply_events(cols, sel, tables, state, watch):
                             key = stop
                             continue
                     if key == start:
-                        start_lo = d_lo
-                        start_e = d_e
-                    stop = min(end, d_hi)
-                    s0 = d_sh + (key - d_lo)
+                        start_lo = cv.lo
+                        start_e = cv.entry
+                    stop = min(end, cv.hi)
+                    s0 = cv.shadow + (key - cv.lo)
                     s1 = s0 + (stop - key)
                     b0 = s0 >> lgb
                     one = (s1 - 1) >> lgb == b0
@@ -1041,7 +1038,7 @@ def apply_events(cols, sel, tables, state, watch):
                         if lazy:
                             ctr[C_STOP] = j
                             return
-                        _device_read_findings(shadow, blo, bhi, lgb, s0, s1, key, g, rk, di, cvv, cvi, d_e, loc[r],
+                        _device_read_findings(shadow, blo, bhi, lgb, s0, s1, key, g, rk, di, cvv, cvi, cv.entry, loc[r],
                                               aux[r], sz, en, cl, fd, fd_hash, ctr)
                     key = stop
 
