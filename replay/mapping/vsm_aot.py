@@ -7,11 +7,17 @@ extension module (``_vsm_aot``) that imports in milliseconds. It is used only wh
 kernel's source (a hash compiled into it); otherwise, or for arrays it was not built for, the
 numba kernel runs. Built for this machine's CPU, like numba's own cache.
 
-Why still ``numba.pycc`` (pending deprecation in numba 0.68, with no supported successor yet): the
-numba kernel with its on-disk cache (``cache=True``, warm) costs 0.51 s CPU for `trace analyze` of
-a one-finding log against 0.195 s with this module (farm-bench, 8 alternated runs each): numba's
-import and target set-up alone exceed the whole run. When pycc goes, ``make aot`` says the module
-was not built and the cached numba kernel runs; nothing else changes.
+Why still ``numba.pycc`` (pending deprecation for several releases, still shipped in 0.68, no successor named):
+no supported mechanism starts as fast. `trace analyze` of a one-finding log costs 0.20 s CPU with this
+module against 0.50 s with the numba kernel from numba's warm on-disk cache (``cache=True``; a 10 M-event
+log: 1.14 s against 1.47 s; same reports, alternated runs). Where the 0.3 s goes, measured in-process:
+``import numba`` 0.13 s, the set-up of its CPU target (which imports every lowering registry before a
+cached function can be loaded) 0.12 s, loading the two cached entry points 0.08 s; the inner functions
+are compiled into them and never loaded on their own. No log that reaches the kernel can skip that, and
+running the kernel's source without numba for small logs is slow wherever it loops over bytes (1.7 ms
+a 4 KiB block). A C kernel built on first use, like the tracer's libraries, would be as fast but must
+replace the numba kernel (one copy of the rules) and needs a compiler where logs are analysed. When pycc
+goes, ``make aot`` says the module was not built and the cached numba kernel runs; nothing else changes.
 
     python -m quiver.replay.mapping.vsm_aot        # build (make setup does it); prints where it went
 """
