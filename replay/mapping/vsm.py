@@ -92,6 +92,15 @@ LAZY_COLUMNS = ("loc", "id", "aux")
 _SHADOW_TYPES = ((3, np.uint8), (7, np.uint16), (15, np.uint32), (31, np.uint64))
 
 
+def _readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view of a column: the kernel then sees one array type whether a column came from
+    the log (Arrow's buffers are read-only) or was made here, so numba compiles and loads one
+    specialisation of ``apply_events``, not one per mix."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
 def _kernels(shadow: np.dtype) -> tuple[Callable[..., None], Callable[..., None]]:
     """(apply_events, copy_split_blocks) for this shadow type: the ahead-of-time build when it is
     current and has the type (no numba start-up), else the numba kernel."""
@@ -395,8 +404,8 @@ class VsmSession:
             loc, ident, aux = (columns[c] for c in LAZY_COLUMNS)
         first = 0
         while True:
-            cols = K.Columns(kind, columns["rank"], columns["device"], loc, columns["addr"], columns["size"], ident,
-                             columns["op"], aux, stride, blocks)
+            cols = K.Columns(*map(_readonly, (kind, columns["rank"], columns["device"], loc, columns["addr"],
+                                              columns["size"], ident, columns["op"], aux, stride, blocks)))
             self._kernel_apply((cols, K.Selection(rows_arr, np.int64(first), np.int64(n), np.int64(base)),
                                 self._tables, self._state, self._watch))
             first = int(self.ctr[K.C_STOP])

@@ -52,3 +52,23 @@ def test_a_stale_build_is_not_used(monkeypatch) -> None:
     assert vsm_aot.load() is not None
     monkeypatch.setattr(vsm_aot, "source_hash", lambda: 12345)
     assert vsm_aot.load() is None
+
+
+NUMBA_PROBE = """
+import json, sys
+from quiver.formats import read_log
+from quiver.replay.mapping import vsm, vsm_kernel
+from quiver.replay.registry import CheckOptions
+vsm._AOT = False   # the numba kernel, as without the ahead-of-time build
+findings = vsm.check_mapping(read_log(sys.argv[1]), CheckOptions())
+print(json.dumps({"kinds": [f.kind.value for f in findings],
+                  "signatures": len(vsm_kernel.apply_events.signatures)}))
+"""
+
+
+def test_the_numba_kernel_has_one_specialisation_for_a_log_with_findings(tmp_path: Path) -> None:
+    """A streamed batch is replayed without loc/id/aux, then again with them for its finding: both
+    calls must have the same array types, or numba compiles (and loads at every start) the kernel twice."""
+    log = _uninitialised_read(tmp_path / "uum.arrow")
+    r = subprocess.run([sys.executable, "-c", NUMBA_PROBE, str(log)], capture_output=True, text=True, check=True)
+    assert json.loads(r.stdout) == {"kinds": ["use-of-uninitialized-memory"], "signatures": 1}
