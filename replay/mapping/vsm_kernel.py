@@ -1024,6 +1024,9 @@ def apply_events(cols, sel, tables, state, watch):
                         start_lo = cv.lo
                         start_e = cv.entry
                     stop = min(end, cv.hi)
+                    # the piece step is written out here as in the host path and the strided fast path: one
+                    # helper for the three (numba-inlined or not) made this kernel 1.6x slower on the 10 M-event
+                    # synthetic log (0.28 -> 0.45 s)
                     s0 = cv.shadow + (key - cv.lo)
                     s1 = s0 + (stop - key)
                     b0 = s0 >> lgb
