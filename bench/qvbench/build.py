@@ -76,10 +76,11 @@ def _commands(kernel: Kernel, variant: str, exe: Path) -> tuple[list[list[str]],
     src, libm = str(kernel.source), (["-lm"] if kernel.needs_libm else [])
     opt = kernel.opt
     if kernel.mpi:
-        base = [MPICC, opt]
+        omp = ["-fopenmp"] if kernel.openmp else []
+        base = [MPICC, opt, *omp]
         return {
             "native": ([[*base, src, "-o", str(exe)]], ""),
-            "recorded": ([[TRACE, "mpicc", opt, src, "-o", str(exe)]], ""),
+            "recorded": ([[TRACE, "mpicc", opt, *omp, src, "-o", str(exe)]], ""),
             "asan": ([[*base, "-g", "-fsanitize=address", src, "-o", str(exe)]], "UCX_MEM_MMAP_HOOK_MODE=none"),
             "tsan": ([[*base, "-g", "-fsanitize=thread", src, "-o", str(exe)]], "UCX_MEM_MMAP_HOOK_MODE=none"),
             "msan": ([[*base, "-g", "-fsanitize=memory", src, "-o", str(exe)]],

@@ -31,6 +31,7 @@ class Kernel:
     file: str = ""                # source under bench/kernels/ when several kernels share one (stencil96-60)
     opt: str = "-O2"              # optimisation level of both builds
     tuned: bool = True            # one of the six kernels the tracer was tuned on
+    openmp: bool = False          # an MPI program built with -fopenmp (hybrid)
 
     @property
     def source(self) -> Path:
@@ -61,6 +62,8 @@ KERNELS: list[Kernel] = [
            ("4", "10000", "4")),
     Kernel("halo", "MPI-RMA halo exchange, MPI_Put + fence", ("2000000", "300"), ("500000", "60"),
            ("10000", "10"), ranks=2),
+    Kernel("halo-omp", "the halo exchange, hybrid: OpenMP threads sweep, the master puts (FUNNELED)",
+           ("2000000", "300"), (), ("10000", "10"), ranks=2, file="halo_omp.c", openmp=True, tuned=False),
     # Shapes nobody tuned for (issue 16).
     Kernel("stencil96-60", "7-point float stencil, 96^3, rows of 94, target data + swap", ("96", "60"), (),
            ("24", "4"), file="stencil96.c", tuned=False),

@@ -321,7 +321,8 @@ int qv_thread_id(void) {
   return b ? b->tid : -1;
 }
 
-void qv_emit(const qv_event_t *e) {
+/* thread -1: the caller's */
+static inline void emit_as(const qv_event_t *e, int thread) {
   if (__builtin_expect(__atomic_load_n(&g_state, __ATOMIC_RELAXED) == 2, 0)) return;
   qv_tbuf *b = my_buf();
   if (!b) return;
@@ -334,7 +335,7 @@ void qv_emit(const qv_event_t *e) {
   }
   qv_event_t *d = &b->ev[n];
   *d = *e;
-  d->thread = b->tid;
+  d->thread = thread < 0 ? b->tid : thread;
   if (d->time_ns == 0) {
     int64_t now = qv_now();
     d->time_ns = b->last = now > b->last ? now : b->last + 1;
@@ -347,6 +348,12 @@ void qv_emit(const qv_event_t *e) {
       buf_write(b);
     }
   }
+}
+
+void qv_emit(const qv_event_t *e) { emit_as(e, -1); }
+
+void qv_emit_as(const qv_event_t *e, int thread) {
+  if (e->time_ns) emit_as(e, thread); /* its own time: this stream's clock (b->last) is not touched */
 }
 
 int64_t qv_stamp(void) {

@@ -91,6 +91,9 @@ int qv_rank(void);
 void qv_set_rank(int rank);        /* before the first event only (e.g. MPI after MPI_Init) */
 int qv_thread_id(void);            /* tracer thread index of the caller (allocates its buffer) */
 void qv_emit(const qv_event_t *e); /* append to the caller's buffer; stamps thread and time */
+/* Append an event of thread `thread` (its own time_ns, non-zero) to the caller's buffer: what one
+ * thread recorded for another (the MPI tracer's recent accesses of every thread, qv_mpi_access.c). */
+void qv_emit_as(const qv_event_t *e, int thread);
 int64_t qv_stamp(void);            /* a time stamp strictly after the caller's previous one */
 int32_t qv_strintern(const char *s);            /* NULL -> -1 */
 int32_t qv_strintern_n(const char *s, size_t n);

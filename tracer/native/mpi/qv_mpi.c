@@ -1201,7 +1201,7 @@ API int MPI_Init(int *argc, char ***argv) {
 API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
   int rc = PMPI_Init_thread(argc, argv, required, provided);
   if (rc == MPI_SUCCESS) {
-    g_keep_origins = *provided > MPI_THREAD_SINGLE;
+    g_keep_origins = qvm_recent_on = *provided > MPI_THREAD_SINGLE;
     after_init();
   }
   return rc;

@@ -63,6 +63,8 @@ static void fill_pairs(uintptr_t *pairs, void *arg) {
 /* Rebuild and publish the merged ranges of the entries (called with g_mu held). */
 static void publish(void) { qv_ranges_rebuild(&g_set, g_nent, fill_pairs, NULL); }
 
+static void recent_flush(uintptr_t lo, uintptr_t hi, const qv_ranges *old);
+
 void qvm_track(uintptr_t lo, uintptr_t hi, int tag, int64_t win, int64_t target, int64_t req) {
   if (lo >= hi) return;
   pthread_mutex_lock(&g_mu);
@@ -89,7 +91,10 @@ void qvm_track(uintptr_t lo, uintptr_t hi, int tag, int64_t win, int64_t target,
     int inside = 0;
     if (R)
       for (size_t i = 0; i < R->n && !inside; i++) inside = R->r[2 * i] <= lo && hi <= R->r[2 * i + 1];
-    if (!inside) publish();
+    if (!inside) {
+      publish(); /* first: from now on the new bytes' accesses are watched ... */
+      if (tag == QVM_TAG_ORIGIN && qvm_recent_on) recent_flush(lo, hi, R); /* ... and the ones before */
+    }
   }
 out:
   pthread_mutex_unlock(&g_mu);
@@ -154,15 +159,21 @@ typedef struct {
 
 static __thread qvm_tls t_acc __attribute__((tls_model("initial-exec")));
 
-static void run_emit(qvm_run *r) {
+/* The access event of bytes [lo, hi) of a run. */
+static qv_event_t run_event(const qvm_run *r, uintptr_t lo, uintptr_t hi) {
   qv_event_t e = QV_EVENT_INIT;
   e.time_ns = r->t0;
   e.kind = QVM_K_ACCESS;
-  e.addr = r->lo;
-  e.size = r->hi - r->lo;
+  e.addr = lo;
+  e.size = hi - lo;
   e.op = r->write;
   e.pc = r->pc;
   e.flags = QV_F_PC_RET;
+  return e;
+}
+
+static void run_emit(qvm_run *r) {
+  qv_event_t e = run_event(r, r->lo, r->hi);
   r->seq = 0;
   t_acc.in_tool++;
   qv_emit(&e);
@@ -188,18 +199,15 @@ static inline void run_start(qvm_run *r, uintptr_t a, uintptr_t n, int w, uintpt
   r->pc = pc;
   r->write = w;
   r->t0 = qv_now();
-  r->seq = ++t_acc.run_seq;
 }
 
-static inline void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
-  if (!tracked(a, n)) {
-    if (g_next) g_next(a, n, w, pc);
-    return;
-  }
-  if (t_acc.in_tool) return;
+/* The slot of `runs` an access goes to: a run of the same PC and kind that it touches (extended,
+ * *extended = 1), else the slot to start a run in (an empty one, else the oldest, which the caller
+ * hands on first). Shared by the watched runs and the recent-access rings. */
+static inline qvm_run *run_slot(qvm_run *runs, uintptr_t a, uintptr_t n, int w, uintptr_t pc, int *extended) {
   qvm_run *victim = NULL;
   for (int i = 0; i < QVM_RUN_SLOTS; i++) {
-    qvm_run *r = &t_acc.runs[i];
+    qvm_run *r = &runs[i];
     if (!r->seq) {
       if (!victim || victim->seq) victim = r;
       continue;
@@ -207,12 +215,120 @@ static inline void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
     if (r->pc == pc && r->write == w && a <= r->hi && a + n >= r->lo) {
       if (a < r->lo) r->lo = a;
       if (a + n > r->hi) r->hi = a + n;
-      return;
+      *extended = 1;
+      return r;
     }
     if (!victim || (victim->seq && r->seq < victim->seq)) victim = r;
   }
-  if (victim->seq) run_emit(victim);
-  run_start(victim, a, n, w, pc);
+  *extended = 0;
+  return victim;
+}
+
+static inline void recent(uintptr_t a, uintptr_t n, int w, uintptr_t pc);
+
+static inline void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
+  if (!tracked(a, n)) {
+    if (qvm_recent_on) recent(a, n, w, pc);
+    if (g_next) g_next(a, n, w, pc);
+    return;
+  }
+  if (t_acc.in_tool) return;
+  int extended;
+  qvm_run *slot = run_slot(t_acc.runs, a, n, w, pc, &extended);
+  if (extended) return;
+  if (slot->seq) run_emit(slot);
+  run_start(slot, a, n, w, pc);
+  slot->seq = ++t_acc.run_seq;
+}
+
+/* ---- recent unwatched accesses of every thread (threaded programs) ----
+ *
+ * Another thread may store into a buffer just before (in real time, unordered) it becomes an RMA
+ * buffer: watching starts too late for that store. So, once the program is threaded, every thread
+ * keeps its unwatched accesses as runs (the same coalescing as above) and the last QVM_RING closed
+ * runs in a ring; when an RMA call starts watching new bytes, the calling thread looks through every
+ * thread's ring and logs the runs that touch them, as accesses of their own thread at their own
+ * time (qv_emit_as), so the log's time order puts them where they happened. Readers race with the
+ * owner on purpose: the owner publishes `head` after writing an entry, and a reader drops entries the
+ * owner may have overwritten meanwhile. Older accesses than the ring holds are still missed. */
+
+#define QVM_RING 4096 /* closed runs per thread, power of two */
+
+typedef struct qvm_ring {
+  _Atomic uint64_t head; /* closed runs pushed so far; run i is hist[i % QVM_RING] */
+  struct qvm_ring *next;
+  int tid;
+  uint64_t seq;
+  qvm_run open[QVM_RUN_SLOTS];
+  qvm_run hist[QVM_RING];
+} qvm_ring;
+
+int qvm_recent_on;
+static _Atomic(qvm_ring *) g_rings;
+static __thread qvm_ring *t_ring __attribute__((tls_model("initial-exec")));
+static __thread int t_ring_failed __attribute__((tls_model("initial-exec")));
+
+static qvm_ring *ring_new(void) {
+  qvm_ring *r = map_bytes(sizeof *r);
+  if (!r) {
+    t_ring_failed = 1;
+    return NULL;
+  }
+  t_acc.in_tool++;
+  r->tid = qv_thread_id();
+  t_acc.in_tool--;
+  qvm_ring *head = atomic_load(&g_rings);
+  do r->next = head;
+  while (!atomic_compare_exchange_weak(&g_rings, &head, r));
+  return t_ring = r;
+}
+
+static inline void recent(uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
+  qvm_ring *g = t_ring;
+  if (__builtin_expect(!g, 0)) {
+    if (t_ring_failed || !(g = ring_new())) return;
+  }
+  int extended;
+  qvm_run *slot = run_slot(g->open, a, n, w, pc, &extended);
+  if (extended) return;
+  if (slot->seq) {
+    uint64_t h = atomic_load_explicit(&g->head, memory_order_relaxed);
+    g->hist[h & (QVM_RING - 1)] = *slot;
+    atomic_store_explicit(&g->head, h + 1, memory_order_release);
+  }
+  run_start(slot, a, n, w, pc);
+  slot->seq = ++g->seq;
+}
+
+/* Log a run's bytes inside [lo, hi) for the ring's thread (not those inside `old`, already watched). */
+static void recent_emit(const qvm_run *r, int tid, uintptr_t lo, uintptr_t hi, const qv_ranges *old) {
+  uintptr_t a = r->lo > lo ? r->lo : lo, b = r->hi < hi ? r->hi : hi;
+  if (!r->seq || a >= b || !r->t0) return;
+  if (old)
+    for (size_t i = 0; i < old->n; i++)
+      if (old->r[2 * i] <= a && b <= old->r[2 * i + 1]) return;
+  qv_event_t e = run_event(r, a, b);
+  qv_emit_as(&e, tid);
+}
+
+/* Every thread's recent runs that touch [lo, hi), which is watched from now on (called with g_mu held,
+ * `old` = the ranges watched before). */
+static void recent_flush(uintptr_t lo, uintptr_t hi, const qv_ranges *old) {
+  t_acc.in_tool++;
+  for (qvm_ring *g = atomic_load(&g_rings); g; g = g->next) {
+    uint64_t h1 = atomic_load_explicit(&g->head, memory_order_acquire);
+    uint64_t from = h1 > QVM_RING ? h1 - QVM_RING : 0;
+    qvm_run copy[QVM_RUN_SLOTS];
+    memcpy(copy, g->open, sizeof copy);
+    for (uint64_t i = from; i < h1; i++) {
+      qvm_run r = g->hist[i & (QVM_RING - 1)];
+      uint64_t h2 = atomic_load_explicit(&g->head, memory_order_acquire);
+      if (h2 >= QVM_RING && i <= h2 - QVM_RING) continue; /* overwritten meanwhile */
+      recent_emit(&r, g->tid, lo, hi, old);
+    }
+    for (int i = 0; i < QVM_RUN_SLOTS; i++) recent_emit(&copy[i], g->tid, lo, hi, old);
+  }
+  t_acc.in_tool--;
 }
 
 #define QVM_RA ((uintptr_t)__builtin_return_address(0))

@@ -39,6 +39,9 @@ void qvm_untrack_range(uintptr_t lo, uintptr_t hi, int64_t win);
 void qvm_runs_flush(void);
 /* Find the OpenMP tracer's access entry point, if loaded (after MPI_Init). */
 void qvm_access_init(void);
+/* 1 once the program is threaded (MPI_Init_thread above MPI_THREAD_SINGLE): every thread keeps its
+ * recent unwatched accesses, logged when an RMA call starts watching their bytes. */
+extern int qvm_recent_on;
 /* 1 while recording: set once MPI_Init has named the rank. */
 extern int qvm_on;
 
