@@ -123,10 +123,10 @@ class BatchRules:
                 self._fail_if((cols[name] < lo) | (cols[name] >= hi), batch, what, cols[name])
         if "device" in cols and not _within(cols["device"], -1, self.devices):
             # an OpenMP device number for OpenMP kinds; MPI kinds reuse the column (RMA: a datatype code, -2 for
-            # the local-buffer row of a derived datatype)
+            # the local-buffer row of a derived datatype, -3 for a block of a derived local buffer)
             device = cols["device"]
             openmp = cols["kind"] < int(EventKind.WIN_CREATE) if "kind" in cols else np.zeros(n, dtype=bool)
-            low, high = np.where(openmp, -1, -2), np.where(openmp, self.devices, MAX_DEVICES)
+            low, high = np.where(openmp, -1, -3), np.where(openmp, self.devices, MAX_DEVICES)
             self._fail_if((device < low) | (device >= high), batch, "unknown device number", device)
         if "size" in cols and int(cols["size"].max()) > ADDRESS_LIMIT:
             self._fail_if(cols["size"] > ADDRESS_LIMIT, batch, "size beyond the 48-bit address space", cols["size"])

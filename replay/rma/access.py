@@ -31,6 +31,9 @@ ACCUMULATES = (RmaOp.ACCUMULATE, RmaOp.GET_ACCUMULATE, RmaOp.FETCH_AND_OP, RmaOp
 GETS = (RmaOp.GET, RmaOp.RGET)
 WITH_RESULT = (RmaOp.GET_ACCUMULATE, RmaOp.FETCH_AND_OP, RmaOp.COMPARE_AND_SWAP, RmaOp.RGET_ACCUMULATE)
 
+# RMA `device` of rows without target bytes (FORMAT.md): the call's row when its target datatype is
+# split into blocks, and a block of a split origin or result buffer
+LOCAL_ROW, LOCAL_BLOCK = -2, -3
 FIELDS = ("shard", "owner", "lo", "hi", "role", "write", "local", "atomic", "mop", "dsize", "issuer", "seg",
           "row", "end_rank", "end_cut", "lock", "excl", "phase", "bl_class", "bl_epoch", "loc", "rma_op",
           "win", "target", "disp", "mode")
@@ -446,9 +449,10 @@ def _rma_rows(cols, ro: RankOrder, clk: Clocks, reg: Regions, rma: np.ndarray) -
     t_write = np.where(np.isin(op, list(GETS)) | ((atomic == 1) & (mop == NO_OP)), 0, 1)
     t_role = np.where(t_write == 1, TARGET_WRITE, TARGET_READ)
     bl = np.where(np.isin(op, list(GETS)), B_TGET, B_TPUT)
-    # a call with a derived target datatype is one row for its local buffers (device -2) and one row
-    # per block of its type map (the tracer's decomposition, with each block's basic datatype)
-    m = ok & (size > 0) & (dsize != -2)
+    # a call with derived datatypes is one row for what is not split (device -2: no target bytes), one
+    # row per block of the target's type map (with each block's basic datatype) and one per block of
+    # a local buffer's (device -3: no target bytes), as the tracer decomposed them
+    m = ok & (size > 0) & (dsize != LOCAL_ROW) & (dsize != LOCAL_BLOCK)
     out.append(_rows(rma[m], win[m], t_idx[m], lo[m], lo[m] + size[m], t_role[m], t_write[m], 0, atomic[m], mop[m],
                      element_key(dsize[m], lo[m]), u[m], seg[rma][m], comp.target_rank[m], comp.target_cut[m], loc[m], op[m], win[m],
                      target[m], disp[m], bl[m]))

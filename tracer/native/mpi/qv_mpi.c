@@ -445,6 +445,36 @@ static int is_named(MPI_Datatype dt) {
          comb == MPI_COMBINER_NAMED;
 }
 
+/* The type map of count elements of a derived datatype when it has at least `min` blocks (a single
+ * block covers the span: no need to split), else 0. */
+static int blocks_of(qvm_typemap *m, MPI_Count count, MPI_Datatype dt, int min) {
+  if (is_named(dt)) return 0;
+  typemap(m, count, dt);
+  return m->n >= min;
+}
+
+enum { QVM_SIDE_TARGET, QVM_SIDE_ORIGIN, QVM_SIDE_RESULT };
+
+/* One RMA event per block of a type map, copies of the call's row: a target block at displacement
+ * base + offset (`aux`) with its basic-datatype code in `device` and no local buffers; an origin
+ * (`addr`) or result (`addr2`) block at address base + offset with `device` -3 and no target bytes. */
+static void emit_blocks(const qv_event_t *call, int side, const qvm_typemap *m, int64_t base, uintptr_t pc) {
+  for (int b = 0; b < m->n; b++) {
+    qv_event_t be = *call;
+    be.addr = be.addr2 = 0;
+    be.size = (uint64_t)m->len[b];
+    if (side == QVM_SIDE_TARGET) {
+      be.aux = base + m->off[b];
+      be.device = m->code[b];
+    } else {
+      be.device = -3;
+      if (side == QVM_SIDE_ORIGIN) be.addr = (uint64_t)(base + m->off[b]);
+      else be.addr2 = (uint64_t)(base + m->off[b]);
+    }
+    emit(&be, pc);
+  }
+}
+
 static int op_code(MPI_Op op) {
   if (op == MPI_SUM) return 1;
   if (op == MPI_PROD) return 2;
@@ -510,31 +540,27 @@ static void rma_event(const qvm_rma *c, uintptr_t pc) {
   e.name = c->mop; /* an MPI_Op code, not a string id (QV_F_NAME_INT) */
   e.flags = QV_F_NAME_INT;
   e.aux2 = c->req;
-  if (is_named(c->tdt)) {
-    e.device = basic_code(c->tdt);
-    emit(&e, pc);
-  } else {
-    /* a derived target datatype: one RMA event per block of its type map (`device` = the block's
-     * basic datatype, no local buffers), after one that stands for the call's local buffers
-     * (`device` -2: no target bytes), so strided targets touch only their bytes */
-    static __thread qvm_typemap tm;
-    typemap(&tm, c->tcount, c->tdt);
-    e.device = tm.n ? -2 : 0;
-    if (tm.n) e.size = (uint64_t)(obytes > 0 ? obytes : rbytes); /* the local buffers' span */
-    emit(&e, pc);
-    for (int b = 0; b < tm.n; b++) {
-      qv_event_t be = e;
-      be.aux = (int64_t)(dispb + tm.off[b]);
-      be.size = (uint64_t)tm.len[b];
-      be.device = tm.code[b];
-      be.addr = be.addr2 = 0;
-      emit(&be, pc);
-    }
-  }
+  /* derived datatypes: one RMA event per block of their type maps (blocks_of), after the call's own
+   * row, so strided buffers touch only their bytes. The call's row keeps what is not split: the
+   * target bytes of a basic target datatype (`device` = its code; -2: none, the target's blocks follow
+   * with their own codes), the local buffers that are not split (0 = split) */
+  static __thread qvm_typemap tmap, omap, rmap;
+  int tsplit = !is_named(c->tdt) && blocks_of(&tmap, c->tcount, c->tdt, 1);
+  int osplit = e.addr && blocks_of(&omap, c->ocount, c->odt, 2);
+  int rsplit = e.addr2 && blocks_of(&rmap, c->rcount, c->rdt, 2);
+  e.device = tsplit ? -2 : is_named(c->tdt) ? basic_code(c->tdt) : 0;
+  if (tsplit) e.size = (uint64_t)(obytes > 0 && !osplit ? obytes : rbytes); /* the local buffers' span */
+  qv_event_t call = e;
+  if (osplit) e.addr = 0;
+  if (rsplit) e.addr2 = 0;
+  emit(&e, pc);
+  if (tsplit) emit_blocks(&call, QVM_SIDE_TARGET, &tmap, dispb, pc);
+  if (osplit) emit_blocks(&call, QVM_SIDE_ORIGIN, &omap, (int64_t)(uintptr_t)c->origin, pc);
+  if (rsplit) emit_blocks(&call, QVM_SIDE_RESULT, &rmap, (int64_t)(uintptr_t)c->result, pc);
   int64_t id = w ? w->id : -1;
   int64_t tt = g_keep_origins ? -1 : tw, rq = g_keep_origins ? -1 : c->req; /* kept until MPI_Win_free */
-  if (e.addr && obytes > 0) qvm_track(e.addr, e.addr + (uint64_t)obytes, QVM_TAG_ORIGIN, id, tt, rq);
-  if (e.addr2 && rbytes > 0) qvm_track(e.addr2, e.addr2 + (uint64_t)rbytes, QVM_TAG_ORIGIN, id, tt, rq);
+  if (call.addr && obytes > 0) qvm_track(call.addr, call.addr + (uint64_t)obytes, QVM_TAG_ORIGIN, id, tt, rq);
+  if (call.addr2 && rbytes > 0) qvm_track(call.addr2, call.addr2 + (uint64_t)rbytes, QVM_TAG_ORIGIN, id, tt, rq);
 }
 
 static int64_t new_req(void) { return atomic_fetch_add(&g_next_req, 1); }
