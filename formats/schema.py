@@ -190,6 +190,8 @@ class SyncKind(IntEnum):
     WORK_END = 12
     MASKED_BEGIN = 13          # master / masked (no ordering of its own)
     MASKED_END = 14
+    ATOMIC_WRITE = 15          # an atomic write (store, read-modify-write): ``addr``, ``size``, ``aux2`` = LLVM ordering
+    ATOMIC_READ = 16           # an atomic read (load, read-modify-write); a spin loop's reads as one, at the last
 
 
 class OmpMutexKind(IntEnum):

@@ -20,6 +20,9 @@ Edges:
   -> the start of its successor (in/out/inout of OpenMP 5; mutexinoutset/inoutset as inout); the
   task's end -> the next ``taskwait`` and the next ``taskgroup`` end of its creating thread, and
   that thread's next barrier departure.
+- atomics (``atomic_edges``): a release write of an address -> each later acquire read of it (the
+  last such write before the read); ``seq_cst``/``release``/``acquire`` atomics by their ordering,
+  relaxed ones when a ``flush`` of their thread is next to them (before a write, after a read).
 ``flush``, worksharing begin/end and ``masked`` order nothing on their own.
 """
 
@@ -32,7 +35,7 @@ from quiver.formats import DependKind, EventKind, SyncKind, TaskFlag
 # SYNC ops that are points in a thread's order (cuts): every one of them may start or end an edge
 ORDERING_SYNC = (SyncKind.TASKWAIT, SyncKind.BARRIER, SyncKind.TASKGROUP_BEGIN, SyncKind.TASKGROUP_END,
                  SyncKind.PARALLEL_BEGIN, SyncKind.IMPLICIT_TASK_BEGIN, SyncKind.PARALLEL_END,
-                 SyncKind.MUTEX_ACQUIRED, SyncKind.MUTEX_RELEASED)
+                 SyncKind.MUTEX_ACQUIRED, SyncKind.MUTEX_RELEASED, SyncKind.ATOMIC_WRITE, SyncKind.ATOMIC_READ)
 TASK_KINDS = (EventKind.TASK_CREATE, EventKind.TASK_BEGIN, EventKind.TASK_END)
 
 
@@ -69,15 +72,18 @@ def _occurrence(groups: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def _next_on_thread(ev_thread: np.ndarray, ev_rows: np.ndarray, q_thread: np.ndarray,
-                    q_rows: np.ndarray) -> np.ndarray:
-    """Per query: the first event row of the same thread key after the query row, else -1."""
+                    q_rows: np.ndarray, before: bool = False) -> np.ndarray:
+    """Per query: the first event row of the same key (a thread, or any group) after the query row
+    (``before``: the last one before it), else -1."""
     out = np.full(len(q_rows), -1, dtype=np.int64)
     if len(ev_rows) == 0 or len(q_rows) == 0:
         return out
     n1 = int(max(ev_rows.max(), q_rows.max())) + 2
     key = np.sort(ev_thread.astype(np.int64) * n1 + ev_rows)
-    pos = np.searchsorted(key, q_thread.astype(np.int64) * n1 + q_rows, side="right")
-    ok = pos < len(key)
+    pos = np.searchsorted(key, q_thread.astype(np.int64) * n1 + q_rows, side="left" if before else "right")
+    if before:
+        pos = pos - 1
+    ok = (pos >= 0) & (pos < len(key))
     ok[ok] &= key[pos[ok]] // n1 == q_thread[ok]
     out[ok] = key[pos[ok]] % n1
     return out
@@ -89,6 +95,37 @@ def rows_by_instance(inst: np.ndarray, rows: np.ndarray, n_inst: int | None = No
     o = np.argsort(inst, kind="stable")
     n = int(inst.max()) + 1 if n_inst is None else n_inst
     return rows[o], np.searchsorted(inst[o], np.arange(n + 1))
+
+
+# LLVM AtomicOrdering (SYNC ATOMIC_* ``aux2``): which atomic writes release and which reads acquire
+_RELEASE_ORDERS = (5, 6, 7)    # release, acq_rel, seq_cst
+_ACQUIRE_ORDERS = (4, 6, 7)    # acquire, acq_rel, seq_cst
+
+
+def atomic_edges(cols: dict[str, np.ndarray], sync: np.ndarray, tkey: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Release write -> acquire read of one address by the rank's threads (OpenMP 5.2 flush-sync):
+    each acquire read is ordered after the last release write to its address before it in the log
+    (the write it read from, as far as the run shows). A relaxed write releases when its thread's
+    previous SYNC row is a ``flush``, a relaxed read acquires when its thread's next one is."""
+    op, rank = cols["op"], cols["rank"].astype(np.int64)
+    w = np.flatnonzero(sync & (op == int(SyncKind.ATOMIC_WRITE)))
+    r = np.flatnonzero(sync & (op == int(SyncKind.ATOMIC_READ)))
+    if len(w) == 0 or len(r) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    order = cols["aux2"].astype(np.int64)
+    rows = np.flatnonzero(sync)
+    is_flush = op == int(SyncKind.FLUSH)
+    prev = _next_on_thread(tkey[rows], rows, tkey[w], w, before=True)
+    nxt = _next_on_thread(tkey[rows], rows, tkey[r], r)
+    w = w[np.isin(order[w], _RELEASE_ORDERS) | ((prev >= 0) & is_flush[np.maximum(prev, 0)])]
+    r = r[np.isin(order[r], _ACQUIRE_ORDERS) | ((nxt >= 0) & is_flush[np.maximum(nxt, 0)])]
+    if len(w) == 0 or len(r) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    addr = cols["addr"].astype(np.int64)
+    k = _pack(np.r_[rank[w], rank[r]], np.r_[addr[w], addr[r]])
+    src = _next_on_thread(k[:len(w)], w, k[len(w):], r, before=True)
+    ok = src >= 0
+    return src[ok], r[ok]
 
 
 def instance_pairs(a_inst: np.ndarray, a_rows: np.ndarray, d_inst: np.ndarray, d_rows: np.ndarray):
@@ -233,6 +270,11 @@ def thread_edges(cols: dict[str, np.ndarray], barriers: bool = True) -> tuple[np
         ok = release >= 0
         src.append(release[ok])
         dst.append(next_rows[ok])
+
+    # atomics: release write -> acquire read of the same flag
+    s, d = atomic_edges(cols, sync, tkey)
+    src.append(s)
+    dst.append(d)
 
     # explicit tasks
     create = np.flatnonzero(host & (kind == EventKind.TASK_CREATE) & ((op & int(TaskFlag.EXPLICIT)) != 0)

@@ -180,7 +180,10 @@ static void run_emit(qvm_run *r) {
   t_acc.in_tool--;
 }
 
+static void atomic_read_flush(void);
+
 void qvm_runs_flush(void) {
+  atomic_read_flush();
   qvm_tls *t = &t_acc;
   if (!t->run_seq) return;
   for (;;) { /* emit in start order */
@@ -329,6 +332,63 @@ static void recent_flush(uintptr_t lo, uintptr_t hi, const qv_ranges *old) {
     for (int i = 0; i < QVM_RUN_SLOTS; i++) recent_emit(&copy[i], g->tid, lo, hi, old);
   }
   t_acc.in_tool--;
+}
+
+/* ---- atomic accesses: synchronisation between threads (threaded programs) ----
+ *
+ * A release write and an acquire read of one flag order the two threads (OpenMP 5.2 flush-sync,
+ * C11 release/acquire); the pass reports every atomic access with its LLVM ordering
+ * (pass/quiver_range.cpp `instrumentAtomics`). Writes are logged at once (before the write);
+ * reads after the read, and the repeated reads of one spin loop (same PC and address) as one event
+ * at the time of the last, the one that saw the flag: a thread's pending read is logged at its next
+ * other atomic, MPI call or OpenMP event (qvm_runs_flush). */
+enum { QVM_K_SYNC = 40, QVM_S_ATOMIC_WRITE = 15, QVM_S_ATOMIC_READ = 16 }; /* formats/schema.py EventKind.SYNC, SyncKind */
+
+typedef struct {
+  uintptr_t addr, pc;
+  int64_t t;
+  size_t n, desc;
+} qvm_atomic;
+
+static __thread qvm_atomic t_read __attribute__((tls_model("initial-exec")));
+
+static void atomic_emit(int op, uintptr_t a, size_t n, size_t desc, uintptr_t pc, int64_t t) {
+  qv_event_t e = QV_EVENT_INIT;
+  e.time_ns = t;
+  e.kind = QVM_K_SYNC;
+  e.op = op;
+  e.addr = a;
+  e.size = n;
+  e.aux2 = (int64_t)(desc >> 4); /* the LLVM AtomicOrdering */
+  e.pc = pc;
+  e.flags = QV_F_PC_RET;
+  t_acc.in_tool++;
+  qv_emit(&e);
+  t_acc.in_tool--;
+}
+
+static void atomic_read_flush(void) {
+  qvm_atomic *r = &t_read;
+  if (!r->addr) return;
+  atomic_emit(QVM_S_ATOMIC_READ, r->addr, r->n, r->desc, r->pc, r->t);
+  r->addr = 0;
+}
+
+__attribute__((visibility("default"))) void __quiver_atomic(void *p, size_t n, size_t desc) {
+  if (!__builtin_expect(qvm_on, 1) || !qvm_recent_on || t_acc.in_tool) return;
+  uintptr_t a = (uintptr_t)p, pc = (uintptr_t)__builtin_return_address(0);
+  qvm_atomic *r = &t_read;
+  if (desc & 1) { /* a read */
+    if (r->addr == a && r->pc == pc) {
+      r->t = qv_now();
+      return;
+    }
+    atomic_read_flush();
+    *r = (qvm_atomic){a, pc, qv_now(), n, desc};
+    return;
+  }
+  atomic_read_flush();
+  atomic_emit(QVM_S_ATOMIC_WRITE, a, n, desc, pc, 0);
 }
 
 #define QVM_RA ((uintptr_t)__builtin_return_address(0))

@@ -783,6 +783,52 @@ bool instrumentOutliers(Function &F) {
   return !Work.empty();
 }
 
+/// Atomic accesses are also synchronisation (OpenMP 5.2 flush-sync: release/acquire through one
+/// flag): `__quiver_atomic(p, bytes, desc)` before each atomic write (store, atomicrmw, cmpxchg) and
+/// after each atomic read (load, atomicrmw, cmpxchg), desc = 1 read | 2 write | LLVM AtomicOrdering
+/// << 4. Its own plain function (no memory attributes): the call stays on its side of the atomic.
+bool instrumentAtomics(Function &F) {
+  Module &M = *F.getParent();
+  const DataLayout &DL = M.getDataLayout();
+  LLVMContext &C = M.getContext();
+  Type *IntPtr = DL.getIntPtrType(C), *Ptr = PointerType::get(C, 0), *Void = Type::getVoidTy(C);
+  SmallVector<Instruction *, 8> Work;
+  for (BasicBlock &BB : F)
+    for (Instruction &I : BB)
+      if (I.isAtomic() && !isa<FenceInst>(I)) Work.push_back(&I);
+  if (Work.empty()) return false;
+  FunctionCallee Atomic = M.getOrInsertFunction("__quiver_atomic", FunctionType::get(Void, {Ptr, IntPtr, IntPtr}, false));
+  for (Instruction *I : Work) {
+    Value *P = nullptr;
+    Type *T = nullptr;
+    AtomicOrdering O = AtomicOrdering::NotAtomic;
+    bool Rd = false, Wr = false;
+    if (auto *L = dyn_cast<LoadInst>(I)) P = L->getPointerOperand(), T = L->getType(), O = L->getOrdering(), Rd = true;
+    else if (auto *S = dyn_cast<StoreInst>(I))
+      P = S->getPointerOperand(), T = S->getValueOperand()->getType(), O = S->getOrdering(), Wr = true;
+    else if (auto *R = dyn_cast<AtomicRMWInst>(I))
+      P = R->getPointerOperand(), T = R->getValOperand()->getType(), O = R->getOrdering(), Rd = Wr = true;
+    else if (auto *X = dyn_cast<AtomicCmpXchgInst>(I))
+      P = X->getPointerOperand(), T = X->getNewValOperand()->getType(), O = X->getSuccessOrdering(), Rd = Wr = true;
+    if (!P || P->getType()->getPointerAddressSpace() != 0 || T->isScalableTy()) continue;
+    uint64_t Bytes = DL.getTypeStoreSize(T).getFixedValue();
+    auto Emit = [&](IRBuilder<> &B, unsigned Kind) {
+      B.SetCurrentDebugLocation(I->getDebugLoc());
+      B.CreateCall(Atomic, {B.CreatePointerCast(P, Ptr), ConstantInt::get(IntPtr, Bytes),
+                            ConstantInt::get(IntPtr, Kind | (unsigned(O) << 4))});
+    };
+    if (Wr) {
+      IRBuilder<> B(I);
+      Emit(B, 2);
+    }
+    if (Rd) {
+      IRBuilder<> B(I->getNextNode());
+      Emit(B, 1);
+    }
+  }
+  return true;
+}
+
 struct QuiverRangePass : PassInfoMixin<QuiverRangePass> {
   bool Hoist;
   explicit QuiverRangePass(bool Hoist) : Hoist(Hoist) {}
@@ -807,6 +853,7 @@ struct QuiverRangePass : PassInfoMixin<QuiverRangePass> {
     bool Changed = I.run(H);
     I.moveColdCalls();
     Changed |= instrumentOutliers(F);
+    Changed |= instrumentAtomics(F);
     return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
   }
 };
