@@ -4,7 +4,7 @@ OpenMP synchronisation (quiver.replay.threads.omp_order), completion on any thre
 from __future__ import annotations
 
 import numpy as np
-from quiver.formats import DependKind, LogBuilder, OmpMutexKind, RmaOp, SyncKind, read_log
+from quiver.formats import DependKind, EventKind, LogBuilder, OmpMutexKind, RmaOp, SyncKind, read_log
 from quiver.formats import MpiSyncKind as S
 from quiver.replay.rma.check import check_rma
 from quiver.replay.threads.omp_order import thread_edges
@@ -252,3 +252,36 @@ def test_accumulates_are_atomic_element_by_element(tmp_path):
 
     assert run(two(4), tmp_path) == []
     assert lines(run(two(2), tmp_path)) == [(9, 5)]
+
+
+FLAG = 0xA0000
+SEQ_CST, RELAXED = 7, 2     # LLVM AtomicOrdering in SYNC ATOMIC_* aux2
+
+
+def flag_handoff(write_order: int, read_order: int, flushes: bool = False, read_flag: int = FLAG) -> LogBuilder:
+    """Thread 0 puts from BUF, completes it and sets a flag; thread 1 reads a flag, then stores into BUF."""
+    b = world()
+    fork(b)
+    b.rma(0, RmaOp.PUT, 0, 1, 0, 4, origin_addr=BUF, site=("h.c", 10), thread=0)
+    b.mpi_sync(0, S.FLUSH_LOCAL, 0, target=1, site=("h.c", 11), thread=0)
+    if flushes:
+        b.sync(SyncKind.FLUSH, thread=0)
+    b.event(EventKind.SYNC, op=int(SyncKind.ATOMIC_WRITE), addr=FLAG, size=4, aux2=write_order, thread=0)
+    b.event(EventKind.SYNC, op=int(SyncKind.ATOMIC_READ), addr=read_flag, size=4, aux2=read_order, thread=1)
+    if flushes:
+        b.sync(SyncKind.FLUSH, thread=1)
+    b.access(BUF, 4, write=True, site=("h.c", 20), thread=1)
+    return b
+
+
+def test_seq_cst_flag_orders_the_reader_after_the_writer(tmp_path):
+    assert run(flag_handoff(SEQ_CST, SEQ_CST), tmp_path) == []
+
+
+def test_relaxed_flag_orders_only_with_flushes(tmp_path):
+    assert lines(run(flag_handoff(RELAXED, RELAXED), tmp_path)) == [(20, 10)]
+    assert run(flag_handoff(RELAXED, RELAXED, flushes=True), tmp_path) == []
+
+
+def test_a_flag_at_another_address_orders_nothing(tmp_path):
+    assert lines(run(flag_handoff(SEQ_CST, SEQ_CST, read_flag=FLAG + 64), tmp_path)) == [(20, 10)]
