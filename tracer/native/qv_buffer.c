@@ -60,6 +60,7 @@ static _Atomic int g_nthreads;
 static qv_tbuf *_Atomic g_bufs[QV_MAX_THREADS];
 static __thread qv_tbuf *t_buf;
 __thread uintptr_t __quiver_skip[4] __attribute__((tls_model("initial-exec")));
+__thread int64_t qv_last_stamp __attribute__((tls_model("initial-exec")));
 static pthread_key_t g_key;
 #define QV_MAX_HOOKS 4
 static void (*_Atomic g_hooks[QV_MAX_HOOKS])(void); /* per-thread flushes of the tracer libraries */
@@ -339,6 +340,7 @@ static inline void emit_as(const qv_event_t *e, int thread) {
   if (d->time_ns == 0) {
     int64_t now = qv_now();
     d->time_ns = b->last = now > b->last ? now : b->last + 1;
+    if (thread < 0) qv_last_stamp = b->last;
   }
   atomic_store_explicit(&b->n, n + 1, memory_order_release);
   if (__builtin_expect(((n + 1) & 255) == 0, 0)) { /* a SIGKILL loses at most ~200 ms */
@@ -360,7 +362,7 @@ int64_t qv_stamp(void) {
   qv_tbuf *b = my_buf();
   int64_t now = qv_now();
   if (!b) return now;
-  return b->last = now > b->last ? now : b->last + 1;
+  return qv_last_stamp = b->last = now > b->last ? now : b->last + 1;
 }
 
 void qv_flush_thread(void) {

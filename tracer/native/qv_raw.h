@@ -94,6 +94,10 @@ void qv_emit(const qv_event_t *e); /* append to the caller's buffer; stamps thre
 /* Append an event of thread `thread` (its own time_ns, non-zero) to the caller's buffer: what one
  * thread recorded for another (the MPI tracer's recent accesses of every thread, qv_mpi_access.c). */
 void qv_emit_as(const qv_event_t *e, int thread);
+/* The time of the calling thread's last event stamped by qv_emit (0 before any): a time before now
+ * with no event of the thread after it, without reading the clock (the MPI tracer's recent-access
+ * rings). Initial-exec TLS: one load. */
+extern __thread int64_t qv_last_stamp __attribute__((tls_model("initial-exec")));
 int64_t qv_stamp(void);            /* a time stamp strictly after the caller's previous one */
 int32_t qv_strintern(const char *s);            /* NULL -> -1 */
 int32_t qv_strintern_n(const char *s, size_t n);

@@ -1227,7 +1227,10 @@ API int MPI_Init(int *argc, char ***argv) {
 API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
   int rc = PMPI_Init_thread(argc, argv, required, provided);
   if (rc == MPI_SUCCESS) {
-    g_keep_origins = qvm_recent_on = *provided > MPI_THREAD_SINGLE;
+    g_keep_origins = *provided > MPI_THREAD_SINGLE;
+    /* QUIVER_MPI_NO_RECENT=1: no recent-access rings (gather-heavy threaded codes pay ~1.5x for them) */
+    const char *no_recent = getenv("QUIVER_MPI_NO_RECENT");
+    qvm_recent_on = g_keep_origins && !(no_recent && *no_recent && strcmp(no_recent, "0") != 0);
     after_init();
   }
   return rc;

@@ -255,13 +255,14 @@ static inline void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
  * owner on purpose: the owner publishes `head` after writing an entry, and a reader drops entries the
  * owner may have overwritten meanwhile. Older accesses than the ring holds are still missed. */
 
-#define QVM_RING 4096 /* closed runs per thread, power of two */
+#define QVM_RING 512 /* closed runs per thread, power of two */
 
 typedef struct qvm_ring {
   _Atomic uint64_t head; /* closed runs pushed so far; run i is hist[i % QVM_RING] */
   struct qvm_ring *next;
   int tid;
   uint64_t seq;
+  int64_t t0; /* the last run's time */
   qvm_run open[QVM_RUN_SLOTS];
   qvm_run hist[QVM_RING];
 } qvm_ring;
@@ -299,7 +300,15 @@ static inline void recent(uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
     g->hist[h & (QVM_RING - 1)] = *slot;
     atomic_store_explicit(&g->head, h + 1, memory_order_release);
   }
-  run_start(slot, a, n, w, pc);
+  slot->lo = a;
+  slot->hi = a + n;
+  slot->pc = pc;
+  slot->write = w;
+  /* no clock read per run (the vDSO clock's ordered rdtsc stalls a gather loop's misses): the
+   * thread's last event time plus one ns per run since, which is not after the access and not
+   * after the thread's next event, so the run keeps its place in the thread's order */
+  int64_t last = qv_last_stamp;
+  slot->t0 = g->t0 = g->t0 >= last ? g->t0 + 1 : last + 1;
   slot->seq = ++g->seq;
 }
 
