@@ -56,6 +56,8 @@ static int g_ompt_on;
 /* the PMPI tracer's pending window-access runs (when it is loaded): flushed before every OpenMP
  * sync event, so a thread's window loads/stores keep their place around barriers and locks */
 static void (*g_qvm_flush)(void);
+/* ... all but a pending atomic read (at `flush`: a spin loop's reads stay one event) */
+static void (*g_qvm_flush_at_flush)(void);
 
 /* ---- small helpers ---- */
 
@@ -525,7 +527,10 @@ static void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id, const v
 
 static void on_flush(ompt_data_t *thread_data, const void *codeptr_ra) {
   (void)thread_data;
-  CB_ENTER(t);
+  qv_tls *t = &qv_t;
+  if (!qv_rec) return;
+  qv_runs_flush(t);
+  if (g_qvm_flush_at_flush) g_qvm_flush_at_flush();
   if (t->dev >= 0) return; /* host threads only: inside kernels they would only add volume */
   qv_event_t e = QV_EVENT_INIT;
   e.kind = QV_K_SYNC;
@@ -748,6 +753,8 @@ static int tool_init(ompt_function_lookup_t lookup, int initial_device_num, ompt
   SET(masked, on_masked);
 #undef SET
   g_qvm_flush = (void (*)(void))dlsym(RTLD_DEFAULT, "qvm_runs_flush");
+  g_qvm_flush_at_flush = (void (*)(void))dlsym(RTLD_DEFAULT, "qvm_access_runs_flush");
+  if (!g_qvm_flush_at_flush) g_qvm_flush_at_flush = g_qvm_flush;
   g_ompt_on = 1;
   qv_info("ompt", "1");
   return 1;

@@ -184,6 +184,13 @@ static void atomic_read_flush(void);
 
 void qvm_runs_flush(void) {
   atomic_read_flush();
+  qvm_access_runs_flush();
+}
+
+/* The access runs only: at an OpenMP `flush` a spin loop's pending atomic read stays pending, so
+ * the loop's reads remain one event (logged at the time of the last read, which still comes before
+ * the flush that follows it). */
+__attribute__((visibility("default"))) void qvm_access_runs_flush(void) {
   qvm_tls *t = &t_acc;
   if (!t->run_seq) return;
   for (;;) { /* emit in start order */

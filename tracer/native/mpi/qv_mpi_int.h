@@ -37,6 +37,8 @@ void qvm_untrack_range(uintptr_t lo, uintptr_t hi, int64_t win);
 /* Emit the calling thread's pending access runs (before every MPI event, so the
  * log keeps the program order of accesses and MPI calls). */
 void qvm_runs_flush(void);
+/* The same without the pending atomic read (the OpenMP tracer's `flush` callback). */
+void qvm_access_runs_flush(void);
 /* Find the OpenMP tracer's access entry point, if loaded (after MPI_Init). */
 void qvm_access_init(void);
 /* 1 once the program is threaded (MPI_Init_thread above MPI_THREAD_SINGLE): every thread keeps its
