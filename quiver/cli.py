@@ -233,7 +233,10 @@ def _exit_now(code: int) -> None:
 
 
 def main() -> None:
-    sys.exit(run(sys.argv[1:], exit_now=True))
+    # every command has closed its files and pools when run() returns; the interpreter's teardown
+    # could still abort in a native thread pool a failed read left behind ("terminate called without
+    # an active exception", exit -6 instead of 2), so the process ends here
+    _exit_now(run(sys.argv[1:], exit_now=True))
 
 
 def __getattr__(name: str) -> Any:
