@@ -129,14 +129,16 @@ def mapping_report(log: Path) -> list[tuple]:
                   for f in json.loads(r.stdout)["findings"])
 
 
-def test_unrolled_loop_is_one_block_call_per_row(record_c):
-    """The W reads of a row, unrolled by the compiler into straight-line loads, are one block call
-    that keeps the element width: same bytes, same finding with the same element index as per
-    access (at -O1: at -O2 the per-access build's loads are vector loads it does not see)."""
+def test_unrolled_loop_is_one_record_per_nest(record_c):
+    """The W reads of a row, unrolled by the compiler into straight-line loads, each stride over the
+    rows: their W strided records are one record of W elements per row, rows that touch (one range
+    per nest): same bytes, same finding with the same element index as per access (at -O1: at -O2
+    the per-access build's loads are vector loads it does not see)."""
     src = RANGE / "unrolled_rows.c"
     ir = subprocess.run([TRACE, "cc", "-O2", "-S", "-emit-llvm", "--offload-device-only", str(src), "-o", "-"],
                         capture_output=True, text=True, check=True).stdout
-    assert re.search(r"call void @__quiver_range_load_c\(ptr %\w+, i64 64, i64 8,", ir)  # 8 doubles, width 8
+    assert re.search(r"call void @__quiver_range_load_strided\(ptr %\w+, i64 64, i64 64, i64 %\w+, i64 8\)", ir)  # 8 doubles, width 8
+    assert not re.search(r"call void @__quiver_range_load_strided\(ptr %\w+, i64 8,", ir)
     runs = {"range": record_c(src, opt="-O2"), "per_access": record_c(src, opt="-O1", extra=PER_ACCESS)}
     for name, run in runs.items():
         assert run.returncode == 0, (name, run.stderr)

@@ -936,6 +936,69 @@ void __quiver_range_store(void *p, size_t n) {
   if (__builtin_expect(qv_rec, 1) && n) access_at((uintptr_t)p, n, 1, QV_RA, 0, 0, NULL);
 }
 
+#define QV_DESC_WIDTH 0xff
+#define QV_DESC_INDEXED 0x100
+
+/* Strided ranges from the pass plugin: one access of a loop nest whose rows do not touch (a stencil
+ * row between halo cells, a column-major sweep), reported once before the nest: `blocks` rows of
+ * `bsize` bytes, row i at p + i*stride; width: bytes of each single access when a row is one access or
+ * an unrolled group of equal ones, 0 when it is a range over an inner loop. Bytes and order are those of one call per row at the same
+ * PC: rows that touch are one range; on the device side of a kernel that is not nowait the first
+ * row goes through access() and, when it started a run of its own and the window of that run
+ * (no other pending run, ghost or unkept byte) holds every other row, the rows are added at once as
+ * the run's blocks, as the fast path would add them one by one (SECOND_BLOCK then IN_TAIL).
+ * Otherwise one access() per row. */
+static void __attribute__((noinline)) strided_at(uintptr_t a, uintptr_t bsize, uintptr_t stride, uintptr_t blocks,
+                                                 int w, uintptr_t pc, int width) {
+  if (stride <= bsize || blocks == 1) {
+    access_at(a, (blocks - 1) * stride + bsize, w, pc, width, 0, NULL);
+    return;
+  }
+  qv_tls *t = &qv_t;
+  if (t->attached || t->chain_site) pull(t);
+  uintptr_t i = 0;
+  if (t->strided) {
+    t->took_slot = -1;
+    access(t, a, bsize, w, pc, width, 0);
+    i = 1;
+    int k = t->took_slot;
+    qv_run *s = k >= 0 ? &t->runs[k] : NULL;
+    uintptr_t end = a + (blocks - 1) * stride + bsize;
+    uint64_t gen = atomic_load_explicit(&g_kstk_gen, memory_order_acquire);
+    if (s && s->lo == a && s->hi == a + bsize && !s->stride && !s->site && s->pc == pc && s->write == w &&
+        !(t->fam & bit(k)) && t->dev >= 0 && t->fkeep && t->fgen == gen && a >= t->flo && end <= t->fhi &&
+        (stride >> 32) == 0) {
+      if (!s->lim_ok) {
+        s->lim = run_window(t, s);
+        s->lim_ok = 1;
+      }
+      if (end <= s->lim) {
+        s->bsize = bsize;
+        s->stride = stride;
+        s->recip = UINT64_MAX / stride + 1;
+        s->blocks = blocks;
+        s->tlo = s->thi = a + blocks * stride;
+        s->hi = end;
+        s->lim_ok = 0;
+        windows_cut(t, s->lo, s->hi, s);
+        next_put(t, s);
+        took(t, s, w, 0);
+        return;
+      }
+    }
+  }
+  for (; i < blocks; i++) access(t, a + i * stride, bsize, w, pc, width, 0);
+}
+
+void __quiver_range_load_strided(void *p, size_t bsize, size_t stride, size_t blocks, size_t width) {
+  if (__builtin_expect(qv_rec, 1) && bsize && blocks)
+    strided_at((uintptr_t)p, bsize, stride, blocks, 0, QV_RA, (int)(width & QV_DESC_WIDTH));
+}
+void __quiver_range_store_strided(void *p, size_t bsize, size_t stride, size_t blocks, size_t width) {
+  if (__builtin_expect(qv_rec, 1) && bsize && blocks)
+    strided_at((uintptr_t)p, bsize, stride, blocks, 1, QV_RA, (int)(width & QV_DESC_WIDTH));
+}
+
 /* Block calls from the pass plugin: single accesses of `width` bytes each (0: mixed) over n
  * adjacent bytes, one after the other in straight-line code (an unrolled loop), reported at the
  * first: the same as their per-access callbacks. */
@@ -949,8 +1012,6 @@ void __quiver_block_store(void *p, size_t n, size_t width) {
 /* Calls of the pass plugin from loops, with the call site's cache c (qv_site): n bytes at p, as
  * one access (desc bits 0-7: its width, 0 for a range or mixed block), bit 8: indexed (the address
  * depends on a value the loop loaded, `p[col[k]]`). */
-#define QV_DESC_WIDTH 0xff
-#define QV_DESC_INDEXED 0x100
 void __quiver_range_load_c(void *p, size_t n, size_t desc, qv_site *c) {
   if (__builtin_expect(qv_rec, 1) && n)
     access_at((uintptr_t)p, n, 0, QV_RA, (int)(desc & QV_DESC_WIDTH), (desc & QV_DESC_INDEXED) != 0, c);

@@ -441,6 +441,19 @@ __attribute__((visibility("default"))) void __quiver_range_store_c(void *p, size
   (void)desc, (void)c;
   if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 1, QVM_RA);
 }
+/* Strided ranges of a loop nest (see qv_access.c): one access per row. */
+__attribute__((visibility("default"))) void __quiver_range_load_strided(void *p, size_t bsize, size_t stride,
+                                                                       size_t blocks, size_t width) {
+  (void)width;
+  if (__builtin_expect(qvm_on, 1) && bsize)
+    for (size_t i = 0; i < blocks; i++) access((uintptr_t)p + i * stride, bsize, 0, QVM_RA);
+}
+__attribute__((visibility("default"))) void __quiver_range_store_strided(void *p, size_t bsize, size_t stride,
+                                                                        size_t blocks, size_t width) {
+  (void)width;
+  if (__builtin_expect(qvm_on, 1) && bsize)
+    for (size_t i = 0; i < blocks; i++) access((uintptr_t)p + i * stride, bsize, 1, QVM_RA);
+}
 /* Block calls: adjacent single accesses of straight-line code, reported at the first. */
 __attribute__((visibility("default"))) void __quiver_block_load(void *p, size_t n, size_t width) {
   (void)width;

@@ -62,6 +62,7 @@
 #include "llvm/Transforms/Utils/LoopSimplify.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -91,6 +92,10 @@ struct Access {
   SmallVector<std::pair<const SCEV *, const SCEV *>, kMaxDepth> Tile;
   int Level = -1;                   // chosen level, -1 = per access
   Value *Guard = nullptr;           // hoisted with a run-time check: per-access call when false
+  // Strided[k] (row bytes, stride, rows): Loops[k] may also be reported as one strided record of
+  // its rows (each the interval over Loops[k-1], or one access at k = 0) whether or not they touch;
+  // all null when the rows do not move by one step (stridedLevel)
+  SmallVector<std::array<const SCEV *, 3>, kMaxDepth> Strided;
 };
 
 int sizeIndex(const DataLayout &DL, Type *T) {
@@ -182,6 +187,24 @@ public:
     return Plain[L] = loopIsPlain(L);
   }
 
+  /// A strided record of L's rows: every address extreme of the inner loops (C) moves by the same
+  /// Step per iteration of L, so row i is row 0 moved by i * Step, Bytes long. Returns (row bytes,
+  /// |Step|, rows), all expandable in L's preheader PH; nulls when not.
+  std::array<const SCEV *, 3> stridedLevel(Loop *L, ArrayRef<const SCEV *> C, const SCEV *Step, const SCEV *Bytes,
+                                           const SCEV *Abs, const SCEV *BTC, BasicBlock *PH) {
+    std::array<const SCEV *, 3> None{nullptr, nullptr, nullptr};
+    if (!Bytes || Step->isZero()) return None;
+    for (const SCEV *E : C) {
+      auto *AR = dyn_cast<SCEVAddRecExpr>(E);
+      if (!AR || AR->getLoop() != L || AR->getStepRecurrence(SE) != Step) return None;
+    }
+    const SCEV *Rows = SE.getAddExpr(SE.getTruncateOrZeroExtend(BTC, IntPtr), SE.getOne(IntPtr));
+    for (const SCEV *X : {Bytes, Abs, Rows})
+      if (X->getType() != IntPtr || !SE.isLoopInvariant(X, L) || !Exp.isSafeToExpandAt(X, PH->getTerminator()))
+        return None;
+    return {Bytes, Abs, Rows};
+  }
+
   /// Byte ranges of A over its innermost loop and the enclosing ones, while they are exact.
   void levels(Access &A) {
     Loop *L = LI.getLoopFor(A.I->getParent());
@@ -240,12 +263,19 @@ public:
       if (Step->getType() != IntPtr) return;
       const SCEV *Abs = SE.getAbsExpr(Step, /*IsNSW=*/false);
       const SCEV *Span = SE.getMulExpr(Abs, SE.getTruncateOrZeroExtend(BTC, IntPtr));
-      if (K == 0) { // strided (a[2*i]): gaps, never hoisted
+      std::array<const SCEV *, 3> Rows{nullptr, nullptr, nullptr};
+      bool Last = false; // a strided innermost loop: its records are not rows of an outer one
+      if (K == 0) {
         auto *SC = dyn_cast<SCEVConstant>(Abs);
-        if (!SC || SC->getAPInt().ugt(A.Bytes)) return;
+        if (!SC || SC->getAPInt().ugt(A.Bytes)) { // strided (a[2*i], a[i*n + j] over i): one record
+          Rows = stridedLevel(L, C, Step, SE.getConstant(IntPtr, A.Bytes), Abs, BTC, PH);
+          if (!Rows[0]) return;
+          Last = true;
+        }
         Tile.push_back({nullptr, nullptr});
         Len = SE.getAddExpr(Span, SE.getConstant(IntPtr, A.Bytes));
       } else {
+        Rows = stridedLevel(L, C, Step, Len, Abs, BTC, PH);
         Tile.push_back({Abs, Len});
         Len = SE.getAddExpr(Span, Len);
       }
@@ -264,6 +294,8 @@ public:
       A.Hi.push_back(Hi);
       A.Conds.push_back(Conds);
       A.Tile = Tile;
+      A.Strided.push_back(Rows);
+      if (Last) return;
       Need = PH;
     }
   }
@@ -306,8 +338,54 @@ public:
     return Ok ? B.CreateAnd(Ok, D) : D;
   }
 
+  /// Strided innermost records of one loop that are one record together: same kind, stride, rows
+  /// and guards, rows at constant offsets whose bytes touch (`in[r*W + k]` over r with k = 0..W-1
+  /// unrolled: W records of one element become one of W elements). Per member: the bytes of the
+  /// merged row for the member at the lowest offset, 0 for the others (no call of their own);
+  /// Width: the leader's element bytes (0: mixed).
+  std::map<Access *, int64_t> stridedBlocks(std::vector<Access *> &H, std::map<Access *, unsigned> &Width) {
+    std::map<Access *, int64_t> Out;
+    std::vector<Access *> S;
+    for (Access *A : H)
+      if (A->Level == 0 && A->Strided[0][0]) S.push_back(A);
+    std::set<Access *> Used;
+    for (Access *A : S) {
+      if (Used.count(A)) continue;
+      std::vector<std::pair<int64_t, Access *>> M{{0, A}};
+      for (Access *X : S) {
+        if (X == A || Used.count(X) || X->Store != A->Store || X->Strided[0][1] != A->Strided[0][1] ||
+            X->Strided[0][2] != A->Strided[0][2] || X->Conds[0] != A->Conds[0])
+          continue;
+        auto *C = dyn_cast<SCEVConstant>(SE.getMinusSCEV(SE.getSCEV(X->Ptr), SE.getSCEV(A->Ptr)));
+        if (C && C->getAPInt().getSignificantBits() <= 32) M.push_back({C->getAPInt().getSExtValue(), X});
+      }
+      if (M.size() < 2) continue;
+      std::sort(M.begin(), M.end(), [](auto &P, auto &Q) { return P.first < Q.first; });
+      for (size_t K = 0; K < M.size();) {
+        int64_t Lo = M[K].first, Hi = Lo + M[K].second->Bytes;
+        unsigned W = M[K].second->Bytes;
+        size_t J = K;
+        while (J + 1 < M.size() && M[J + 1].first <= Hi) {
+          ++J;
+          Hi = std::max(Hi, M[J].first + (int64_t)M[J].second->Bytes);
+          if (M[J].second->Bytes != W) W = 0;
+          Out[M[J].second] = 0;
+        }
+        if (J > K) Out[M[K].second] = Hi - Lo, Width[M[K].second] = W;
+        K = J + 1;
+      }
+      for (auto &P : M) Used.insert(P.second);
+    }
+    return Out;
+  }
+
   /// Emit the range calls of one loop's hoisted accesses in its preheader.
   void emitGroup(Loop *L, std::vector<Access *> &H, FunctionCallee RLoad, FunctionCallee RStore) {
+    Module &M = *F.getParent();
+    Type *Void = Type::getVoidTy(F.getContext()), *Ptr = PointerType::getUnqual(F.getContext());
+    FunctionType *STy = FunctionType::get(Void, {Ptr, IntPtr, IntPtr, IntPtr, IntPtr}, false);
+    FunctionCallee SLoad = callback(M, "__quiver_range_load_strided", STy);
+    FunctionCallee SStore = callback(M, "__quiver_range_store_strided", STy);
     Instruction *At = L->getLoopPreheader()->getTerminator();
     std::map<const SCEV *, Value *> Expanded;
     auto expand = [&](const SCEV *S) {
@@ -357,6 +435,8 @@ public:
       auto It = Here.find(Key);
       return It != Here.end() ? It->second : (Here[Key] = Exp.expandCodeFor(S, IntPtr, T));
     };
+    std::map<Access *, unsigned> BlockWidth;
+    std::map<Access *, int64_t> Block = stridedBlocks(H, BlockWidth);
     for (int Stores = 0; Stores < 2; ++Stores)
       for (auto &[LoK, HiK, A] : R) {
         if (A->Store != (bool)Stores) continue;
@@ -367,10 +447,16 @@ public:
           Value *T = B.CreateICmpULE(expandAt(A->Tile[J].first, At), expandAt(A->Tile[J].second, At));
           E[J] = E[J - 1] ? B.CreateAnd(E[J - 1], T) : T;
         }
+        // Exact(J): one record over Loops[J] is exact: its rows are intervals (E[J-1]) and either touch
+        // (E[J]) or form a strided record; nullptr = always
+        Access *Acc = A;
+        auto Exact = [&](int J) -> Value * { return J && Acc->Strided[J][0] ? E[J - 1] : E[J]; };
         for (int J = 0; J <= K; ++J) {
+          if (J < K && !Exact(J + 1)) continue; // the outer record always holds
           Instruction *T = A->Loops[J]->getLoopPreheader()->getTerminator();
+          bool Str = A->Strided[J][0] != nullptr;
           Value *Lo = J == K ? LoK : expandAt(A->Lo[J], T);
-          Value *Hi = J == K ? HiK : expandAt(A->Hi[J], T);
+          Value *Hi = Str ? nullptr : J == K ? HiK : expandAt(A->Hi[J], T);
           B.SetInsertPoint(T);
           B.SetCurrentDebugLocation(A->I->getDebugLoc());
           Value *Run = Ok; // the check held, inner loops' guards held, and this is the right level
@@ -378,10 +464,22 @@ public:
             Value *C = Pol ? V : B.CreateNot(V);
             Run = Run ? B.CreateAnd(Run, C) : C;
           }
-          if (E[J]) Run = Run ? B.CreateAnd(Run, E[J]) : E[J];
+          if (Value *Here = Exact(J)) Run = Run ? B.CreateAnd(Run, Here) : Here;
           if (J < K) {
-            Value *NotOuter = B.CreateNot(E[J + 1]);
+            Value *NotOuter = B.CreateNot(Exact(J + 1));
             Run = Run ? B.CreateAnd(Run, NotOuter) : NotOuter;
+          }
+          if (Str) { // rows of RowBytes at Lo + i * Stride (rows that touch: the runtime's one range)
+            auto It = Block.find(A);
+            if (It != Block.end() && !It->second) continue; // in another access's record
+            Value *Rows = expandAt(A->Strided[J][2], T);
+            if (Run) Rows = B.CreateSelect(Run, Rows, ConstantInt::get(IntPtr, 0));
+            Value *RowBytes = It != Block.end() ? ConstantInt::get(IntPtr, It->second) : expandAt(A->Strided[J][0], T);
+            // width: a row of one access (or of an unrolled group of equal ones) keeps its element size
+            unsigned Width = J == 0 ? (It != Block.end() ? BlockWidth[A] : A->Bytes) : 0;
+            B.CreateCall(A->Store ? SStore : SLoad, {B.CreateIntToPtr(Lo, B.getPtrTy()), RowBytes,
+                                                    expandAt(A->Strided[J][1], T), Rows, ConstantInt::get(IntPtr, Width)});
+            continue;
           }
           Value *N = B.CreateSub(Hi, Lo);
           if (Run) N = B.CreateSelect(Run, N, ConstantInt::get(IntPtr, 0));
