@@ -196,3 +196,59 @@ def test_O0_skips_private_slots_and_records_the_same_bytes(record_c, name):
     covs = {build: device_coverage(run.open()) for build, run in runs.items()}
     assert covs["range"] == covs["per_access"]
     assert mapping_report(runs["range"].log) == mapping_report(runs["per_access"].log)
+
+
+NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
+NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows"]
+
+
+def device_ir(src: Path, opt: str = "-O2") -> str:
+    return subprocess.run([TRACE, "cc", opt, "-S", "-emit-llvm", "--offload-device-only", str(src), "-o", "-"],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def strided_calls(ir: str) -> list[str]:
+    """The strided record calls of a device module: (kind, row bytes, stride, rows, width) as text."""
+    return re.findall(r"call void @__quiver_range_(load|store)_strided\(ptr %\w+, (i64 \S+), (i64 \S+), (i64 \S+), "
+                      r"i64 (\d+)\)", ir)
+
+
+def test_nests_whose_rows_do_not_touch_are_strided_records():
+    """One strided record per nest (or per plane) instead of one call per row or per access: halo
+    rows (a range of n-2 doubles per row), a column-major sweep (rows of one float, the element
+    width kept), unrolled rows of 5 ints with gaps (one record of 20-byte rows) or overlapping
+    (stride 12: the tracer makes it one range). A triangular nest is never one record."""
+    halo = strided_calls(device_ir(NESTS / "halo_rows.c"))
+    assert sorted(k for k, *_ in halo) == ["load"] * 4 + ["store"]
+    assert all(width == "0" for *_, width in halo)  # rows are ranges over the inner loop
+    col = strided_calls(device_ir(NESTS / "colmajor.c"))
+    assert [(k, b, w) for k, b, _, _, w in col] == [("load", "i64 4", "4"), ("store", "i64 4", "4")]
+    win = strided_calls(device_ir(NESTS / "window_rows.c"))
+    assert [(k, b, s, w) for k, b, s, _, w in win] == [("store", "i64 20", "i64 32", "4"),
+                                                      ("load", "i64 20", "i64 32", "4"),
+                                                      ("load", "i64 20", "i64 12", "4")]
+    tri = device_ir(NESTS / "triangle.c")
+    assert not strided_calls(tri) and "@__quiver_range_load_c(" in tri
+
+
+@pytest.mark.parametrize("opt", ["-O1", "-O2", "-O3"])
+@pytest.mark.parametrize("name", NEST_SHAPES)
+def test_nest_shapes_record_the_same_bytes_as_per_access(record_c, name, opt):
+    """Strided records (and their merging, and the tracer forming the strided run at once) record
+    exactly the bytes of per-access instrumentation, with the same findings (kind, variable, line).
+    At -O1 (no vector accesses in the per-access build) also the same bad bytes; a record of rows
+    that are ranges over an inner loop has no element width (as a hoisted range), so the element
+    index is compared where the record has one."""
+    src = NESTS / f"{name}.c"
+    runs = {build: record_c(src, opt=opt, extra=extra) for build, extra in (("range", ()), ("per_access", PER_ACCESS))}
+    for build, run in runs.items():
+        assert run.returncode == 0, (build, run.stderr)
+        assert run.stdout == runs["per_access"].stdout
+    covs = {build: device_coverage(run.open()) for build, run in runs.items()}
+    assert covs["range"] == covs["per_access"]
+    reports = {build: mapping_report(run.log) for build, run in runs.items()}
+    assert [f[:3] for f in reports["range"]] == [f[:3] for f in reports["per_access"]]
+    for got, want in zip(reports["range"], reports["per_access"], strict=True):
+        assert got[3] is None or got[3:5] == want[3:5]
+        assert opt != "-O1" or got[5] == want[5]
+    assert findings(runs["range"].log, src) == expected(src)

@@ -474,6 +474,7 @@ public:
             if (It != Block.end() && !It->second) continue; // in another access's record
             Value *Rows = expandAt(A->Strided[J][2], T);
             if (Run) Rows = B.CreateSelect(Run, Rows, ConstantInt::get(IntPtr, 0));
+            if (auto *C = dyn_cast<ConstantInt>(Rows); C && C->isZero()) continue; // never this level
             Value *RowBytes = It != Block.end() ? ConstantInt::get(IntPtr, It->second) : expandAt(A->Strided[J][0], T);
             // width: a row of one access (or of an unrolled group of equal ones) keeps its element size
             unsigned Width = J == 0 ? (It != Block.end() ? BlockWidth[A] : A->Bytes) : 0;
