@@ -237,8 +237,20 @@ static inline void emit_one(qv_tls *t, const qv_run *r, uintptr_t lo, uintptr_t 
 
 static void skip_set(qv_tls *t, int w, uintptr_t lo, uintptr_t hi);
 
+static inline void tail_add(qv_run *r, uintptr_t a, uintptr_t e);
+
 static void __attribute__((noinline)) pulled(qv_tls *t, qv_run *r, uintptr_t nx) {
   int i = slot_of(t, r);
+  if (r->stride) { /* a strided run's tail, up to the end of its block (strided_site_take) */
+    tail_add(r, r->thi, nx);
+    if (t->hot[r->write] == i) t->gnext[r->write] = run_next(r);
+    for (int w = 0; w < 2; w++)
+      if (t->skip_slot[w] == i && t->skip_hi[w] > t->skip_lo[w]) {
+        uintptr_t lo = r->thi > r->tlo ? r->tlo : r->lo + (r->blocks - 1) * r->stride;
+        skip_set(t, w, lo, r->thi > r->tlo ? r->thi : lo + r->bsize);
+      }
+    return;
+  }
   r->hi = nx;
   if (t->hot[r->write] == i) t->gnext[r->write] = nx;
   for (int w = 0; w < 2; w++)
@@ -252,7 +264,7 @@ static inline void pull(qv_tls *t) {
   for (uint32_t m = t->attached; m; m &= m - 1) {
     qv_run *r = &t->runs[__builtin_ctz(m)];
     uintptr_t nx = r->site->next;
-    if (QV_UNLIKELY(nx > r->hi)) pulled(t, r, nx);
+    if (QV_UNLIKELY(nx > (r->stride ? r->thi : r->hi))) pulled(t, r, nx);
   }
 }
 
@@ -480,6 +492,7 @@ static void family_join(qv_tls *t, qv_run *s) {
  * slots not held by ordinary runs are too few. */
 static int family_split(qv_tls *t, qv_run *r) {
   if ((uint64_t)__builtin_popcount(~(t->occ & ~t->fam)) < r->blocks - 1) return 0;
+  if (r->site) detach(t, r);
   if (t->fam) runs_emit(t, t->fam); /* one family at a time */
   qv_run R = *r;
   t->gnext[0] = t->gnext[1] = 0;
@@ -740,6 +753,7 @@ static inline __attribute__((always_inline)) void access(qv_tls *t, uintptr_t a,
     if (s->site) s->site->next = e; /* grown by another call site: the site continues after it */
   } else {
     tail_add(s, a, e);
+    if (s->site) s->site->next = s->thi; /* (a completed block: past the site's limit) */
   }
   if (s->width != width) s->width = 0;
   if ((t->fam & bit(slot_of(t, s))) && s->hi > t->fam_hi) t->fam_hi = s->hi;
@@ -772,6 +786,39 @@ static void __attribute__((noinline)) site_take(qv_tls *t, qv_site *c) {
   if (!(t->fkeep && t->fgen == gen && s->hi >= t->flo && s->hi <= t->fhi)) lim = s->hi;
   else if (t->fhi < lim) lim = t->fhi;
   c->next = s->hi;
+  c->step = 0;
+  c->lim = lim;
+}
+
+/* After an access from site c that left the tail of a strided run (not a family member) partly
+ * filled (collapse(3): one row of single accesses after the other): the site appends to the tail
+ * up to the end of its block, inside the run's window and the kept range (the next block starts
+ * with a call). */
+static void __attribute__((noinline)) strided_site_take(qv_tls *t, qv_site *c) {
+  int i = t->took_slot;
+  qv_run *s = &t->runs[i];
+  uint64_t gen = atomic_load_explicit(t->dev < 0 ? &g_host.gen : &g_kstk_gen, memory_order_acquire);
+  if (s->thi <= s->tlo || !(t->fkeep && t->fgen == gen && s->thi >= t->flo && s->thi <= t->fhi)) {
+    c->lim = 0;
+    return;
+  }
+  if (s->site != c) {
+    for (uint32_t m = t->attached; m; m &= m - 1) { /* the run c fed before */
+      qv_run *r = &t->runs[__builtin_ctz(m)];
+      if (r->site == c) detach(t, r);
+    }
+    if (s->site) detach(t, s);
+    s->site = c;
+    t->attached |= bit(i);
+  }
+  if (!s->lim_ok) {
+    s->lim = run_window(t, s);
+    s->lim_ok = 1;
+  }
+  uintptr_t lim = s->lim;
+  if (t->fhi < lim) lim = t->fhi;
+  if (s->tlo + s->bsize < lim) lim = s->tlo + s->bsize;
+  c->next = s->thi;
   c->step = 0;
   c->lim = lim;
 }
@@ -896,6 +943,8 @@ static inline __attribute__((always_inline)) void access_at(uintptr_t a, uintptr
     site_take(t, c); /* a contiguous ordinary run */
   else if (i >= 0 && (t->fam & bit(i)) && t->runs[i].stride)
     chain_take(t, c, a, n, pc); /* a family member */
+  else if (i >= 0 && t->runs[i].stride)
+    strided_site_take(t, c); /* the tail of a strided run */
   else
     c->lim = 0;
 }
@@ -944,9 +993,10 @@ void __quiver_range_store(void *p, size_t n) {
  * `bsize` bytes, row i at p + i*stride; width: bytes of each single access when a row is one access or
  * an unrolled group of equal ones, 0 when it is a range over an inner loop. Bytes and order are those of one call per row at the same
  * PC: rows that touch are one range; on the device side of a kernel that is not nowait the first
- * row goes through access() and, when it started a run of its own and the window of that run
- * (no other pending run, ghost or unkept byte) holds every other row, the rows are added at once as
- * the run's blocks, as the fast path would add them one by one (SECOND_BLOCK then IN_TAIL).
+ * row goes through access() and, when it started a run of its own, every row is kept (the filter's
+ * cached range) and no other pending run that could drop a row (a write run; for reads, any run)
+ * overlaps them, the rows are added at once as the run's blocks, as run_grow would add them one by
+ * one (SECOND_BLOCK then IN_TAIL: the new run is the latest, so nothing conflicts with it).
  * Otherwise one access() per row. */
 static void __attribute__((noinline)) strided_at(uintptr_t a, uintptr_t bsize, uintptr_t stride, uintptr_t blocks,
                                                  int w, uintptr_t pc, int width) {
@@ -968,11 +1018,20 @@ static void __attribute__((noinline)) strided_at(uintptr_t a, uintptr_t bsize, u
     if (s && s->lo == a && s->hi == a + bsize && !s->stride && !s->site && s->pc == pc && s->write == w &&
         !(t->fam & bit(k)) && t->dev >= 0 && t->fkeep && t->fgen == gen && a >= t->flo && end <= t->fhi &&
         (stride >> 32) == 0) {
-      if (!s->lim_ok) {
-        s->lim = run_window(t, s);
-        s->lim_ok = 1;
+      /* s is the newest run: no later-started run or ghost conflicts with it (run_grow); only a
+       * pending run that would drop rows of kind w stops the batch */
+      int clear = !(t->fam && end > t->fam_lo && a < t->fam_hi);
+      for (uint32_t m = t->occ & ~bit(k); m && clear; m &= m - 1) { /* (run_covers, per run) */
+        const qv_run *o = &t->runs[__builtin_ctz(m)];
+        if (a >= o->hi || end <= o->lo || !(o->write || !w)) continue;
+        if (o->stride && o->bsize < bsize) continue; /* no block (or tail) of o holds a whole row */
+        if (o->stride == stride) { /* the same stride: blocks of o at another phase never meet ours */
+          uintptr_t d = o->lo >= a ? (o->lo - a) % stride : (stride - (a - o->lo) % stride) % stride;
+          if (d >= bsize && d <= stride - o->bsize) continue;
+        }
+        clear = 0;
       }
-      if (end <= s->lim) {
+      if (clear) {
         s->bsize = bsize;
         s->stride = stride;
         s->recip = UINT64_MAX / stride + 1;
