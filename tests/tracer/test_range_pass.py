@@ -199,7 +199,7 @@ def test_O0_skips_private_slots_and_records_the_same_bytes(record_c, name):
 
 
 NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
-NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows"]
+NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:

@@ -14,10 +14,17 @@
 //    touch memory (MPI, OpenMP runtime, memcpy ...), no atomics/fences/volatile;
 //  - executed on every iteration: its block dominates the latch (and each inner loop's
 //    preheader dominates the enclosing latch, or sits behind a guard invariant in it);
-//  - exact: the bytes form one interval. In the innermost loop the stride is at most the access
-//    size (a[2*i] is never hoisted); out of an enclosing loop only when successive inner
-//    intervals touch (|outer step| <= inner bytes, checked at run time: a stencil's rows with
-//    unwritten halo cells get one call per row, a dense 2D sweep one call per nest);
+//  - exact: the bytes form one interval, or one strided record of equal rows. In the innermost
+//    loop a stride of at most the access size is an interval, a larger or loop-invariant one
+//    (a[2*i], a[i*n + j] over i) one strided record of single elements; out of an enclosing loop
+//    successive inner intervals that touch (|outer step| <= inner bytes, checked at run time) are
+//    one interval, else one strided record when every address extreme of the inner loops moves by
+//    the same step (stridedLevel: equal rows; a triangular nest's rows grow, never one record):
+//    `__quiver_range_load_strided(lo, row bytes, stride, rows, width)` / `_store_strided`, which
+//    the tracer takes as one call per row (rows that touch: one range). A dense 2D sweep is one
+//    call per nest, a 2D stencil with halo cells one strided record per nest, a 3D one one per
+//    plane; strided innermost records of one loop whose rows touch are merged (stridedBlocks:
+//    an unrolled `in[r*W + k]`, k = 0..W-1, is one record of W-element rows);
 //  - order-safe: a hoisted load may not alias any non-hoisted store of the loop (alias
 //    analysis), a hoisted store may not alias any non-hoisted load; a hoisted load and a hoisted
 //    store that AA cannot separate are checked at run time (their byte ranges must be
