@@ -241,7 +241,7 @@ static inline void tail_add(qv_run *r, uintptr_t a, uintptr_t e);
 
 static void __attribute__((noinline)) pulled(qv_tls *t, qv_run *r, uintptr_t nx) {
   int i = slot_of(t, r);
-  if (r->stride) { /* a strided run's tail, up to the end of its block (strided_site_take) */
+  if (r->stride) { /* a strided run's last row, up to its end (site_take) */
     tail_add(r, r->thi, nx);
     if (t->hot[r->write] == i) t->gnext[r->write] = run_next(r);
     for (int w = 0; w < 2; w++)
@@ -763,42 +763,15 @@ slow:
   run_add_slow(t, a, n, w, pc, width, indexed);
 }
 
-/* After an access from site c: hand the run that took it to c (a contiguous ordinary run, and only
- * as far as the bytes are known to be kept), or tell c to call. */
+/* After an access from site c: hand the run that took it to c, only as far as the bytes are known
+ * to be kept, or tell c to call. An ordinary run: a contiguous one, or a strided one whose last
+ * row the access left partly filled (collapse(3): one row of single accesses after the other): the
+ * site appends up to the end of that row, and the next row starts with a call. */
 static void __attribute__((noinline)) site_take(qv_tls *t, qv_site *c) {
   int i = t->took_slot;
   qv_run *s = &t->runs[i];
-  if (s->site != c) {
-    for (uint32_t m = t->attached; m; m &= m - 1) { /* the run c fed before */
-      qv_run *r = &t->runs[__builtin_ctz(m)];
-      if (r->site == c) detach(t, r);
-    }
-    if (s->site) detach(t, s);
-    s->site = c;
-    t->attached |= bit(i);
-  }
-  if (!s->lim_ok) {
-    s->lim = run_window(t, s);
-    s->lim_ok = 1;
-  }
-  uintptr_t lim = s->lim;
-  uint64_t gen = atomic_load_explicit(t->dev < 0 ? &g_host.gen : &g_kstk_gen, memory_order_acquire);
-  if (!(t->fkeep && t->fgen == gen && s->hi >= t->flo && s->hi <= t->fhi)) lim = s->hi;
-  else if (t->fhi < lim) lim = t->fhi;
-  c->next = s->hi;
-  c->step = 0;
-  c->lim = lim;
-}
-
-/* After an access from site c that left the tail of a strided run (not a family member) partly
- * filled (collapse(3): one row of single accesses after the other): the site appends to the tail
- * up to the end of its block, inside the run's window and the kept range (the next block starts
- * with a call). */
-static void __attribute__((noinline)) strided_site_take(qv_tls *t, qv_site *c) {
-  int i = t->took_slot;
-  qv_run *s = &t->runs[i];
-  uint64_t gen = atomic_load_explicit(t->dev < 0 ? &g_host.gen : &g_kstk_gen, memory_order_acquire);
-  if (s->thi <= s->tlo || !(t->fkeep && t->fgen == gen && s->thi >= t->flo && s->thi <= t->fhi)) {
+  uintptr_t nx = s->stride ? s->thi : s->hi;
+  if (s->stride && s->thi <= s->tlo) {
     c->lim = 0;
     return;
   }
@@ -816,9 +789,11 @@ static void __attribute__((noinline)) strided_site_take(qv_tls *t, qv_site *c) {
     s->lim_ok = 1;
   }
   uintptr_t lim = s->lim;
-  if (t->fhi < lim) lim = t->fhi;
-  if (s->tlo + s->bsize < lim) lim = s->tlo + s->bsize;
-  c->next = s->thi;
+  uint64_t gen = atomic_load_explicit(t->dev < 0 ? &g_host.gen : &g_kstk_gen, memory_order_acquire);
+  if (!(t->fkeep && t->fgen == gen && nx >= t->flo && nx <= t->fhi)) lim = nx;
+  else if (t->fhi < lim) lim = t->fhi;
+  if (s->stride && s->tlo + s->bsize < lim) lim = s->tlo + s->bsize;
+  c->next = nx;
   c->step = 0;
   c->lim = lim;
 }
@@ -939,12 +914,10 @@ static inline __attribute__((always_inline)) void access_at(uintptr_t a, uintptr
   t->took_slot = -1;
   access(t, a, n, w, pc, width, indexed);
   int i = t->took_slot;
-  if (i >= 0 && !t->runs[i].stride && !(t->fam & bit(i)))
-    site_take(t, c); /* a contiguous ordinary run */
-  else if (i >= 0 && (t->fam & bit(i)) && t->runs[i].stride)
-    chain_take(t, c, a, n, pc); /* a family member */
+  if (i >= 0 && !(t->fam & bit(i)))
+    site_take(t, c); /* an ordinary run */
   else if (i >= 0 && t->runs[i].stride)
-    strided_site_take(t, c); /* the tail of a strided run */
+    chain_take(t, c, a, n, pc); /* a family member */
   else
     c->lim = 0;
 }
