@@ -1,12 +1,18 @@
 """quiver.formats: the event-log schema, its writer, reader, validator and builder.
 
 Nothing outside this package knows the byte layout of a log.
+
+The names below are imported on first use (PEP 562): the schema and its codes need only numpy,
+while the reader, writer and builder load pyarrow (~0.05 s); `trace record` finalizes a small run
+without it (formats/ipc_file.py), so importing this package must not pull it in.
 """
 
-from .builder import LogBuilder
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .errors import LogFormatError
-from .logset import LogSet, open_logs, rank_file_name, write_manifest, write_split
-from .reader import EventLog, SourceLocation, is_quiver_log, read_log, validate_schema
 from .schema import (
     COLUMN_NAMES,
     COLUMNS,
@@ -30,7 +36,30 @@ from .schema import (
     TaskFlag,
     WinFlavor,
 )
-from .writer import LogWriter, write_log
+
+if TYPE_CHECKING:
+    from .builder import LogBuilder
+    from .logset import LogSet, open_logs, rank_file_name, write_manifest, write_split
+    from .reader import EventLog, SourceLocation, is_quiver_log, read_log, validate_schema
+    from .writer import LogWriter, write_log
+
+# name -> the submodule defining it, imported when the name is first read
+_LAZY = {
+    "LogBuilder": "builder",
+    **dict.fromkeys(("LogSet", "open_logs", "rank_file_name", "write_manifest", "write_split"), "logset"),
+    **dict.fromkeys(("EventLog", "SourceLocation", "is_quiver_log", "read_log", "validate_schema"), "reader"),
+    **dict.fromkeys(("LogWriter", "write_log"), "writer"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "COLUMNS", "COLUMN_NAMES", "FAMILIES", "FORMAT_VERSION", "AccessFlag", "AllocKind", "ConstructFlag", "ConstructKind",

@@ -18,7 +18,6 @@ from pyarrow import ipc
 from . import integrity
 from .errors import LogFormatError
 from .schema import (
-    ARROW_FIELDS,
     COLUMN_NAMES,
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -28,6 +27,7 @@ from .schema import (
     META_STRINGS,
     META_VERSION,
     MIN_FORMAT_VERSION,
+    arrow_fields,
 )
 from .validate import BatchRules
 
@@ -83,7 +83,7 @@ def validate_schema(schema: pa.Schema, path: Path) -> dict[bytes, bytes]:
         missing = [c for c in COLUMN_NAMES if c not in names]
         detail = f"missing columns {missing}" if missing else "columns in an unexpected order"
         raise LogFormatError(f"{path}: not a valid quiver log: {detail}")
-    for got, want in zip(schema, ARROW_FIELDS):
+    for got, want in zip(schema, arrow_fields()):
         if got.type != want.type:
             raise LogFormatError(f"{path}: column '{got.name}' has type {got.type}, expected {want.type}")
     return meta

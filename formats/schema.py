@@ -7,9 +7,12 @@ FORMAT.md (next to this file) documents every column for every event kind.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 FORMAT_NAME = "quiver-events"
 FORMAT_VERSION = 3
@@ -50,14 +53,21 @@ COLUMN_DEFAULTS = {
     "addr2": 0, "size": 0, "id": -1, "id2": -1, "op": 0, "name": -1, "aux": 0, "aux2": 0,
 }
 
-_ARROW_TYPES = {
-    "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(), "uint64": pa.uint64(),
-}
-ARROW_FIELDS = [pa.field(name, _ARROW_TYPES[t], nullable=False) for name, t in COLUMNS]
+
+
+def arrow_fields() -> list[pa.Field]:
+    """The columns as Arrow fields (pyarrow is imported here, not with the schema: finalizing a small
+    run writes its log without it, formats/ipc_file.py)."""
+    import pyarrow as pa
+
+    types = {"int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(), "uint64": pa.uint64()}
+    return [pa.field(name, types[t], nullable=False) for name, t in COLUMNS]
 
 
 def arrow_schema(metadata: dict[bytes, bytes] | None = None) -> pa.Schema:
-    return pa.schema(ARROW_FIELDS, metadata=metadata)
+    import pyarrow as pa
+
+    return pa.schema(arrow_fields(), metadata=metadata)
 
 
 class EventKind(IntEnum):

@@ -6,18 +6,18 @@ import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 import numpy as np
-import pyarrow as pa
-from pyarrow import ipc
 
 from .integrity import META_DIGEST, batch_metadata, metadata_digest
+from .ipc_file import IpcFileWriter, fd_sink
 from .safe_write import commit, create_temp, discard, fd_path
 from .schema import (
     COLUMN_DEFAULTS,
     COLUMN_DTYPES,
     COLUMN_NAMES,
+    COLUMNS,
     FORMAT_NAME,
     FORMAT_VERSION,
     META_FORMAT,
@@ -28,6 +28,9 @@ from .schema import (
     arrow_schema,
 )
 from .stats import STATS_KEY, LogStats
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 Location = tuple[str, int, int, str]  # (file, line, column, function)
 
@@ -76,6 +79,8 @@ def complete_columns(columns: Mapping[str, Any], n: int | None = None) -> dict[s
 
 
 def batch_from_columns(columns: Mapping[str, np.ndarray], schema: pa.Schema) -> pa.RecordBatch:
+    import pyarrow as pa
+
     return pa.RecordBatch.from_arrays([pa.array(columns[n]) for n in COLUMN_NAMES], schema=schema)
 
 
@@ -89,6 +94,9 @@ class LogWriter:
     Writes to a fresh temporary beside ``path`` (created exclusively, never through a link:
     formats/safe_write.py) and renames it on close, so a reader never sees half a file under the
     final name and nothing planted at a predictable name is written through.
+
+    ``engine="plain"`` (uncompressed only) writes the file without pyarrow (formats/ipc_file.py): what
+    `trace record` uses for small runs, where importing pyarrow would cost more than the writing.
     """
 
     def __init__(
@@ -100,13 +108,24 @@ class LogWriter:
         run: Mapping[str, Any] | None = None,
         compression: str | None = "zstd",
         stats: LogStats | None = None,
+        engine: Literal["pyarrow", "plain"] = "pyarrow",
     ) -> None:
         self.path = Path(path)
+        self.rows = 0
         run = {k: v for k, v in (run or {}).items() if k != STATS_KEY}
         if stats is not None:
             run[STATS_KEY] = stats.to_json()
         self._expected = stats.rows if stats is not None else None
-        self.schema = arrow_schema(log_metadata(strings, locations, run))
+        meta = log_metadata(strings, locations, run)
+        if engine == "plain":
+            if compression is not None:
+                raise ValueError("the plain engine writes uncompressed logs only")
+            self._open_plain(meta)
+            return
+        import pyarrow as pa
+        from pyarrow import ipc
+
+        self.schema = arrow_schema(meta)
         # zstd level 3, not Arrow's default 1: constant and slowly varying columns (id, size, kind ...)
         # come out far smaller and decompress several times faster, which is most of a replay's cost
         codec = pa.Codec(compression, compression_level=ZSTD_LEVEL) if compression == "zstd" else compression
@@ -119,15 +138,24 @@ class LogWriter:
             os.close(self._fd)
             discard(self._part)
             raise
-        self.rows = 0
+
+    def _open_plain(self, meta: dict[bytes, bytes]) -> None:
+        self._fd, self._part = create_temp(self.path)
+        try:
+            self._sink = fd_sink(self._fd)
+            self._writer = IpcFileWriter(self._sink, COLUMNS, meta)
+        except BaseException:
+            os.close(self._fd)
+            discard(self._part)
+            raise
 
     def write_columns(self, columns: Mapping[str, Any]) -> None:
         cols = complete_columns(columns)
         n = len(cols["kind"])
         for start in range(0, n, BATCH_ROWS):
             part = {k: v[start:start + BATCH_ROWS] for k, v in cols.items()}
-            self._writer.write_batch(batch_from_columns(part, self.schema),
-                                     custom_metadata=batch_metadata(part, COLUMN_NAMES))
+            batch = part if isinstance(self._writer, IpcFileWriter) else batch_from_columns(part, self.schema)
+            self._writer.write_batch(batch, custom_metadata=batch_metadata(part, COLUMN_NAMES))
         self.rows += n
 
     def close(self) -> Path:

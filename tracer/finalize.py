@@ -77,6 +77,9 @@ def _normalize_files(locs: list[Location]) -> list[Location]:
 
 
 BATCH = 1 << 20
+# Logs of up to this many rows are written uncompressed without pyarrow (formats/ipc_file.py): its
+# import would cost a small run more than the whole finalize; at ~100 bytes a row the file stays small.
+PLAIN_MAX_ROWS = 1 << 14
 
 
 @dataclass
@@ -326,7 +329,9 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     stats.merge(raw)
     # one thread writes batch k (Arrow compresses its columns on its own threads) while this one fills
     # batch k+1
-    with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta, stats=stats) as w, \
+    plain = n + n_objects <= PLAIN_MAX_ROWS
+    with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta, stats=stats,
+                   compression=None if plain else "zstd", engine="plain" if plain else "pyarrow") as w, \
             ThreadPoolExecutor(1) as writer:
         pending = objects  # object rows merge in by time (few: one per object)
         writing: Future | None = None

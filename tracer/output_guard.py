@@ -14,7 +14,11 @@ import stat
 import tempfile
 from pathlib import Path
 
-from quiver.formats import is_quiver_log
+
+def _is_quiver_log(path: Path) -> bool:
+    from quiver.formats import is_quiver_log  # pyarrow: only when an output exists
+
+    return is_quiver_log(path)
 
 
 class OutputRefused(FileExistsError):
@@ -53,7 +57,7 @@ def check_output(out: Path, programs: list[Path | None], *, split: bool, force: 
         raise OutputRefused(f"{out} is a directory; give a file name with -o (or --split for a split log)")
     if not stat.S_ISREG(st.st_mode):
         raise OutputRefused(f"{out} is not a regular file; choose another -o")
-    if not force and not is_quiver_log(out):
+    if not force and not _is_quiver_log(out):
         raise OutputRefused(f"{out} exists and is not a quiver event log; choose another -o (or --force)")
 
 

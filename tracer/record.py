@@ -194,8 +194,13 @@ def finalizing_status(raw: Path, out: Path) -> Iterator[Callable[[int, int], Non
 
 def _prepare_finalize(exe: Path) -> None:
     """While the program runs rather than after it: start the tools finalize runs on the executable
-    (tracer/tools.py), and import finalize (numpy, pyarrow: ~0.1-0.2 s)."""
+    (tracer/tools.py), and import finalize (numpy: ~0.06 s; pyarrow only when the log is big).
+
+    numpy's OpenBLAS starts a thread per core at import (~0.05 s of CPU, more on a busy machine) and
+    finalize multiplies no matrices: this process asks for one (the program's environment was
+    fixed when it started)."""
     tools.prestart(exe)
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
     import quiver.tracer.finalize  # noqa: F401
 
 
