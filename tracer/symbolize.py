@@ -2,14 +2,13 @@
 
 Why after: symbolising in the program would cost time on the recording path. The raw
 directory lists the loaded objects (`r<R>.mod`) and holds copies of the device images, so
-each PC maps to (object, address in the object); llvm-symbolizer-19 resolves all the
-addresses of one object in one batch.
+each PC maps to (object, address in the object); one llvm-symbolizer-19 process resolves all
+the addresses of the run, object by object, in one batch.
 """
 
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -32,28 +31,28 @@ def dedup_modules(mods: list[Module], renames: dict[str, str]) -> list[Module]:
     return out
 
 
-def _symbolize_object(tool: str, path: str, offsets: np.ndarray) -> list[Location]:
-    if not Path(path).exists():
-        return [UNKNOWN] * len(offsets)
-    stdin = "\n".join(f"0x{int(o):x}" for o in offsets) + "\n"
-    out: list[Location] = []
-    for line in tools.output(tools.symbolizer_argv(tool, path), stdin).splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        frames = rec.get("Symbol") or []
-        f = frames[0] if frames else {}
-        file = f.get("FileName") or "??"
-        func = f.get("FunctionName") or "??"
-        out.append((file, int(f.get("Line") or 0), int(f.get("Column") or 0), func))
-    if len(out) != len(offsets):  # the tool failed or printed something unexpected
-        return [UNKNOWN] * len(offsets)
-    return out
+def _location(line: str) -> Location | None:
+    """The location in one JSON record of llvm-symbolizer, None when the line is not one."""
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    frames = rec.get("Symbol") or []
+    f = frames[0] if frames else {}
+    return (f.get("FileName") or "??", int(f.get("Line") or 0), int(f.get("Column") or 0), f.get("FunctionName") or "??")
+
+
+def _quotable(path: str) -> bool:
+    """A path llvm-symbolizer can be given on an input line (between double quotes)."""
+    return '"' not in path and "\n" not in path and Path(path).exists()
 
 
 def symbolize(pcs: np.ndarray, modules: list[Module]) -> list[Location]:
-    """Locations of unique pcs (already adjusted for return addresses), in the order given."""
+    """Locations of unique pcs (already adjusted for return addresses), in the order given.
+
+    All objects' addresses go to one llvm-symbolizer process (tools.prestart started it with the
+    program), so a device image found after the run costs no process start. An object whose path
+    cannot be quoted (a double quote or a newline in it) or no longer exists gives UNKNOWN."""
     result: list[Location] = [UNKNOWN] * len(pcs)
     if len(pcs) == 0 or not modules:
         return result
@@ -65,12 +64,22 @@ def symbolize(pcs: np.ndarray, modules: list[Module]) -> list[Location]:
     ok = (idx >= 0) & (pcs < his[np.maximum(idx, 0)])
     if tool is None:
         return result
-    groups = [(mods[int(mi)], np.nonzero(ok & (idx == mi))[0]) for mi in np.unique(idx[ok])]
-    with ThreadPoolExecutor(max(1, min(4, len(groups)))) as pool:  # one symbolizer process per object
-        found = pool.map(lambda g: _symbolize_object(tool, g[0].path, pcs[g[1]] - np.uint64(g[0].bias)), groups)
-        for (_, sel), locs in zip(groups, found, strict=True):
-            for k, loc in zip(sel, locs, strict=True):
-                result[int(k)] = loc
+    lines: list[str] = []
+    asked: list[int] = []
+    for mi in np.unique(idx[ok]).tolist():
+        mod = mods[mi]
+        if not _quotable(mod.path):
+            continue
+        sel = np.nonzero(ok & (idx == mi))[0]
+        lines += [f'"{mod.path}" 0x{o:x}' for o in (pcs[sel] - np.uint64(mod.bias)).tolist()]
+        asked += sel.tolist()
+    if not lines:
+        return result
+    found = [_location(line) for line in tools.output(tools.symbolizer_argv(tool), "\n".join(lines) + "\n").splitlines()]
+    if len(found) != len(asked) or None in found:  # the tool failed or printed something unexpected
+        return result
+    for k, loc in zip(asked, found, strict=True):
+        result[k] = loc
     return result
 
 

@@ -2,8 +2,8 @@
 processes of them started while the program runs.
 
 Why: on a small program the fixed cost of `trace record` is start-up, imports and finalize; the
-three tools depend only on the executable, so `trace record` starts them together with the
-program (`prestart`), their start-up (each loads libLLVM) overlaps the program and finalize's
+three tools depend only on the executable (the symbolizer on nothing: it is told each address's
+object), so `trace record` starts them together with the program (`prestart`), their start-up (each loads libLLVM) overlaps the program and finalize's
 imports, and finalize only collects their output (`output`). A command nobody started is simply
 run. `stop_all` ends whatever finalize did not use, so no process outlives `trace record`.
 
@@ -40,9 +40,10 @@ def dwarfdump() -> str | None:
     return _which("llvm-dwarfdump-19", "llvm-dwarfdump")
 
 
-def symbolizer_argv(tool: str, obj: str) -> list[str]:
-    """Addresses on stdin (one per line), one JSON record per address on stdout."""
-    return [tool, "--output-style=JSON", "--inlining", "--demangle", f"--obj={obj}"]
+def symbolizer_argv(tool: str) -> list[str]:
+    """Lines `"OBJECT" ADDRESS` on stdin, one JSON record per line on stdout: one process for every
+    object of the run (the executable, its libraries, the device images found only after the run)."""
+    return [tool, "--output-style=JSON", "--inlining", "--demangle"]
 
 
 def nm_argv(tool: str, exe: str) -> list[str]:
@@ -63,7 +64,7 @@ def prestart(exe: Path) -> None:
     """Start the tools finalize will run on ``exe``, if they are installed."""
     path = os.path.realpath(exe)
     if tool := symbolizer():
-        start(symbolizer_argv(tool, path), stdin=True)
+        start(symbolizer_argv(tool), stdin=True)
     if tool := nm():
         start(nm_argv(tool, path))
     tool = dwarfdump()

@@ -41,7 +41,7 @@ def test_prestarted_symbolizer_and_nm_give_the_same_answers(omp_build) -> None:
     assert tools.started(tools.nm_argv(tools.nm(), exe))
     early = objects.global_objects(module, addrs), symbolize.symbolize(pcs, [module])
     assert not tools.started(tools.nm_argv(tools.nm(), exe))
-    assert not tools.started(tools.symbolizer_argv(tools.symbolizer(), exe))
+    assert not tools.started(tools.symbolizer_argv(tools.symbolizer()))
     assert plain == early and plain[0] == [(int(g[0], 16), 128, "g")]
     assert early[1][0][0].endswith("clauses.c") and early[1][0][3] == "main"
 
