@@ -120,6 +120,15 @@ def is_executable_format(path: Path) -> bool:
     return head == b"\x7fELF" or head.startswith(b"#!")
 
 
+def calls_offload_runtime(path: Path) -> bool:
+    """The binary calls libomptarget (`target` constructs: map clauses whose objects finalize looks up)."""
+    try:
+        with open(path, "rb") as f:
+            return b"__tgt_" in f.read()
+    except OSError:
+        return True  # unknown: prepare for them
+
+
 def links_mpi_tracer(path: Path | None) -> bool:
     """Built with `trace mpicc`: the binary needs libquiver_mpi.so."""
     if path is None or not path.is_file():
@@ -199,7 +208,7 @@ def _prepare_finalize(exe: Path) -> None:
     numpy's OpenBLAS starts a thread per core at import (~0.05 s of CPU, more on a busy machine) and
     finalize multiplies no matrices: this process asks for one (the program's environment was
     fixed when it started)."""
-    tools.prestart(exe)
+    tools.prestart(exe, objects=calls_offload_runtime(exe))
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
     import quiver.tracer.finalize  # noqa: F401
 

@@ -60,11 +60,15 @@ def dwarf_all_argv(tool: str, exe: str) -> list[str]:
     return [tool, "--debug-info", exe]
 
 
-def prestart(exe: Path) -> None:
-    """Start the tools finalize will run on ``exe``, if they are installed."""
+def prestart(exe: Path, objects: bool = True) -> None:
+    """Start the tools finalize will run on ``exe``, if they are installed. ``objects``: also the symbol
+    table and debug-info readers, which finalize needs only for map clauses (a program that never
+    calls the offloading runtime has none: finalize then runs them itself if it needs them)."""
     path = os.path.realpath(exe)
     if tool := symbolizer():
         start(symbolizer_argv(tool), stdin=True)
+    if not objects:
+        return
     if tool := nm():
         start(nm_argv(tool, path))
     tool = dwarfdump()

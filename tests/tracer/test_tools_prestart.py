@@ -54,3 +54,14 @@ def test_record_leaves_no_tool_process(record_c) -> None:
 
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
     assert not [line for line in ps.splitlines() if str(run.exe) in line and "llvm-" in line]
+
+
+def test_symbol_and_debug_readers_start_only_for_offloading_programs(omp_build) -> None:
+    from quiver.tracer.record import calls_offload_runtime
+
+    offloading, host_only = omp_build("omp/clauses.c"), omp_build("omp/host_sync.c")
+    assert calls_offload_runtime(offloading) and not calls_offload_runtime(host_only)
+    tools.prestart(host_only, objects=False)
+    assert tools.started(tools.symbolizer_argv(tools.symbolizer()))
+    assert not tools.started(tools.nm_argv(tools.nm(), str(host_only)))
+    assert not tools.started(tools.dwarf_all_argv(tools.dwarfdump(), str(host_only)))
