@@ -121,10 +121,12 @@ def is_executable_format(path: Path) -> bool:
 
 
 def calls_offload_runtime(path: Path) -> bool:
-    """The binary calls libomptarget (`target` constructs: map clauses whose objects finalize looks up)."""
+    """The binary has `target` constructs (calls __tgt_target_kernel, __tgt_target_data_*_mapper ...):
+    map clauses, whose objects finalize looks up. `trace cc` registers an offload image in every
+    program (__tgt_register_lib), so that alone says nothing."""
     try:
         with open(path, "rb") as f:
-            return b"__tgt_" in f.read()
+            return b"__tgt_target" in f.read()
     except OSError:
         return True  # unknown: prepare for them
 
