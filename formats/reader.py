@@ -15,10 +15,11 @@ import numpy as np
 import pyarrow as pa
 from pyarrow import ipc
 
-from . import integrity
+from . import addr_delta, integrity
 from .errors import LogFormatError
 from .schema import (
     COLUMN_NAMES,
+    DELTA_ADDR_VERSION,
     FORMAT_NAME,
     FORMAT_VERSION,
     META_FORMAT,
@@ -164,6 +165,9 @@ class EventLog:
                     raise LogFormatError(f"{self.path}: damaged log (batch {i}): nulls in column '{name}'"
                                          f"{integrity.lost(meta)}")
                 cols[name] = column.to_numpy()
+                if name == "addr" and self.version >= DELTA_ADDR_VERSION:
+                    cols[name] = addr_delta.decode(cols[name])
+                    batch = batch.set_column(j, batch.schema.field(j), pa.array(cols[name]))
         except (pa.ArrowException, OSError, MemoryError, ValueError, IndexError) as e:
             raise LogFormatError(f"{self.path}: damaged log (batch {i} of {self.num_batches}: {_short(e)})"
                                  f"{self._lost_around(i)}") from None

@@ -15,10 +15,13 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 FORMAT_NAME = "quiver-events"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 # Oldest version this quiver still reads: version 1 logs are version 2 logs without strided ACCESS rows,
-# version 2 logs are version 3 logs without per-batch checksums (read unchecked).
+# version 2 logs are version 3 logs without per-batch checksums (read unchecked), version 3 logs are
+# version 4 logs with absolute `addr` values.
 MIN_FORMAT_VERSION = 1
+# From this version on, a record batch stores `addr` delta-coded (formats/addr_delta.py).
+DELTA_ADDR_VERSION = 4
 
 # Schema-metadata keys (values are UTF-8 JSON, except the version).
 META_FORMAT = b"quiver.format"

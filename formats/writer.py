@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 
 import numpy as np
 
+from . import addr_delta
 from .integrity import META_DIGEST, batch_metadata, metadata_digest
 from .ipc_file import IpcFileWriter, fd_sink
 from .safe_write import commit, create_temp, discard, fd_path
@@ -18,6 +19,7 @@ from .schema import (
     COLUMN_DTYPES,
     COLUMN_NAMES,
     COLUMNS,
+    DELTA_ADDR_VERSION,
     FORMAT_NAME,
     FORMAT_VERSION,
     META_FORMAT,
@@ -154,8 +156,11 @@ class LogWriter:
         n = len(cols["kind"])
         for start in range(0, n, BATCH_ROWS):
             part = {k: v[start:start + BATCH_ROWS] for k, v in cols.items()}
+            meta = batch_metadata(part, COLUMN_NAMES)  # checksums of the values readers see
+            if FORMAT_VERSION >= DELTA_ADDR_VERSION:
+                part["addr"] = addr_delta.encode(part["addr"])
             batch = part if isinstance(self._writer, IpcFileWriter) else batch_from_columns(part, self.schema)
-            self._writer.write_batch(batch, custom_metadata=batch_metadata(part, COLUMN_NAMES))
+            self._writer.write_batch(batch, custom_metadata=meta)
         self.rows += n
 
     def close(self) -> Path:
