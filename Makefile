@@ -22,6 +22,7 @@ venv: ## create .venv/ and install quiver with its test extras
 	@[ -x $(PY) ] || python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -e ".[test]"
+	$(PY) -m compileall -q quiver formats replay tracer >/dev/null  # what installing a wheel does: with PYTHONDONTWRITEBYTECODE set, every `trace` run would compile quiver's modules again
 	$(PY) -m ipykernel install --user --name python3 >/dev/null 2>&1 || true
 
 native: ## build the native tracer libraries
@@ -44,6 +45,7 @@ demo: ## compile, record and analyze a program with a mapping bug (seed 000 Fig.
 	@bash examples/demo.sh
 
 bench: ## run the benchmarks; prints a table and writes bench/results.json
+	$(PY) -m compileall -q quiver formats replay tracer >/dev/null
 	$(PY) bench/run.py
 	$(PY) bench/sharded.py --json bench/sharded.json
 
