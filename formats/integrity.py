@@ -17,6 +17,7 @@ import numpy as np
 import xxhash
 
 from .errors import LogFormatError
+from .sets import sorted_unique
 
 META_CHECKSUMS = b"quiver.xxh3"      # comma-separated hex digests, one per column in schema order
 META_SUMMARY = b"quiver.summary"     # {"t": [first, last], "ranks": "0-3,7", "threads": "0-8"}
@@ -47,7 +48,7 @@ def digest(values: np.ndarray) -> str:
 
 def ranges(values: np.ndarray, limit: int | None = 12) -> str:
     """``"0-3,7"``: the distinct values of ``values`` as ranges (at most ``limit`` ranges, then '...')."""
-    u = np.unique(values)
+    u = sorted_unique(values)
     if not len(u):
         return ""
     breaks = np.flatnonzero(np.diff(u) != 1)

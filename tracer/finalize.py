@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from quiver.formats import COLUMN_NAMES, AllocKind, ConstructKind, EventKind, LogWriter
 from quiver.formats.schema import COLUMN_DEFAULTS, COLUMN_DTYPES
+from quiver.formats.sets import sorted_unique
 from quiver.formats.stats import LogStats
 from quiver.tracer.finalize_kernels import COLS32, COLS64, Kernels, kernels
 from quiver.tracer.finalize_order import Scan, Stream, log_order, scan
@@ -109,8 +110,8 @@ _NO_FIXES = (np.zeros(0, np.int64), np.zeros(0, np.int32))
 def _used_sources(streams: list[Stream], scans: list[Scan]) -> tuple[np.ndarray, np.ndarray]:
     """The psource string ids (global) and the adjusted PCs of rows without psource, sorted unique."""
     src_ids = [st.table[np.nonzero(sc.used_src)[0]] for st, sc in zip(streams, scans, strict=True)]
-    uniq_src = np.unique(np.concatenate(src_ids)) if src_ids else np.zeros(0, np.int64)
-    uniq_pc = np.unique(np.concatenate([sc.pcs for sc in scans])) if scans else np.zeros(0, np.uint64)
+    uniq_src = sorted_unique(np.concatenate(src_ids)) if src_ids else np.zeros(0, np.int64)
+    uniq_pc = sorted_unique(np.concatenate([sc.pcs for sc in scans])) if scans else np.zeros(0, np.uint64)
     return uniq_src, uniq_pc.astype(np.uint64)
 
 
@@ -183,7 +184,7 @@ def _construct_fixes(control: dict[str, np.ndarray]) -> tuple[np.ndarray, np.nda
     rank_a, kind_a, op_a, id_a, aux2_a = (control[c][sel].astype(np.int64) for c in ("rank", "kind", "op", "id", "aux2"))
     key = (rank_a << 40) | id_a
     is_end = (kind_a == EventKind.CONSTRUCT_BEGIN) & (op_a == ConstructKind.TARGET_DATA_END)
-    opened = np.unique((rank_a[is_end] << 40) | aux2_a[is_end])
+    opened = sorted_unique((rank_a[is_end] << 40) | aux2_a[is_end])
     to_data = (op_a == ConstructKind.TARGET_ENTER_DATA) & np.isin(key, opened)
     to_end = (op_a == ConstructKind.TARGET_EXIT_DATA) & np.isin(key, key[is_end])
     new_op = np.where(to_data, ConstructKind.TARGET_DATA, ConstructKind.TARGET_DATA_END)
@@ -241,7 +242,7 @@ def _object_rows(raws: list[RankRaw], control: dict[str, np.ndarray], modules_by
             continue
         exe = next((m for m in modules_by_rank.get(rr.rank, []) if m.path == rr.info.get("exe")), None)
         with ThreadPoolExecutor(1) as pool:  # the symbol table is read while the debug info is searched
-            symbols = pool.submit(global_objects, exe, np.unique(maps["addr"]))
+            symbols = pool.submit(global_objects, exe, sorted_unique(maps["addr"]))
             stack = _stack_objects(exe, maps, strings)
         for start, size, name in symbols.result():
             rows.append((rr.rank, 0, 0, int(AllocKind.GLOBAL), start, size, strings.add(name)))

@@ -10,6 +10,7 @@ a few MiB whatever the run's size.
 from __future__ import annotations
 
 import numpy as np
+from quiver.formats.sets import sorted_unique
 from quiver.tracer.finalize_kernels import (
     ACCESS,
     ALLOC,
@@ -90,10 +91,10 @@ def scan_stream(words, n_strings, late, clock):
         has_src = (src >= 0) & (src < n_strings)
         used_src[src[has_src]] = True
         pc = _adjusted_pcs(w)[~has_src]
-        pcs.append(np.unique(pc[pc != 0]))
+        pcs.append(sorted_unique(pc[pc != 0]))
     t_min, t_max = (int(words[:, W_TIME].min()), int(words[:, W_TIME].max())) if n else (0, -1)
-    return (used_src, np.unique(np.concatenate(pcs)), np.concatenate(control), n_access, top_alloc, counts,
-            t_min, t_max, np.unique(np.concatenate(threads)), np.unique(np.concatenate(devices)),
+    return (used_src, sorted_unique(np.concatenate(pcs)), np.concatenate(control), n_access, top_alloc, counts,
+            t_min, t_max, sorted_unique(np.concatenate(threads)), sorted_unique(np.concatenate(devices)),
             np.concatenate(late_rows), clock)
 
 

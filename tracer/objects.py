@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+from quiver.formats.sets import sorted_unique
 from quiver.tracer import tools
 from quiver.tracer.rawread import Module
 
@@ -46,7 +47,7 @@ def global_objects(exe: Module | None, addrs: np.ndarray) -> list[tuple[int, int
     sz = np.array(sizes, dtype=np.uint64)[order]
     i = np.searchsorted(st, addrs, side="right") - 1
     ok = (i >= 0) & (addrs < st[np.maximum(i, 0)] + sz[np.maximum(i, 0)])
-    return [(starts[int(order[k])], sizes[int(order[k])], names[int(order[k])]) for k in np.unique(i[ok])]
+    return [(starts[int(order[k])], sizes[int(order[k])], names[int(order[k])]) for k in sorted_unique(i[ok])]
 
 
 _ARRAY = re.compile(r"^(.*?)((?:\[\d+\])+)$")

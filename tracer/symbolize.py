@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from quiver.formats.sets import sorted_unique
 from quiver.tracer import tools
 from quiver.tracer.rawread import Module
 
@@ -66,7 +67,7 @@ def symbolize(pcs: np.ndarray, modules: list[Module]) -> list[Location]:
         return result
     lines: list[str] = []
     asked: list[int] = []
-    for mi in np.unique(idx[ok]).tolist():
+    for mi in sorted_unique(idx[ok]).tolist():
         mod = mods[mi]
         if not _quotable(mod.path):
             continue
