@@ -18,6 +18,7 @@ import numpy as np
 
 from .integrity import ranges
 from .schema import EventKind
+from .sets import sorted_unique
 
 STATS_KEY = "stats"
 KINDS = 256     # kind values counted (int16 column; every defined kind is below this)
@@ -27,11 +28,11 @@ def distinct(values: np.ndarray) -> np.ndarray:
     """Distinct values of a column that changes rarely from row to row (rank, thread, device):
     runs are collapsed first, so the sort sees a handful of values instead of the whole batch."""
     if len(values) < 2:
-        return np.unique(values)
+        return sorted_unique(values)
     starts = np.empty(len(values), dtype=bool)
     starts[0] = True
     np.not_equal(values[1:], values[:-1], out=starts[1:])
-    return np.unique(values[starts])
+    return sorted_unique(values[starts])
 
 
 def _ranges(values: set[int]) -> str:

@@ -79,9 +79,9 @@ def scan_stream(words, n_strings, late, clock):
         clock = int(seen[-1])
         kind = _kind(w[:, W_THREAD_KIND_FLAGS])
         counts += np.bincount(kind[(kind >= 0) & (kind < KINDS)], minlength=KINDS)
-        threads.append(np.unique(_lo32(w[:, W_THREAD_KIND_FLAGS])))
+        threads.append(sorted_unique(_lo32(w[:, W_THREAD_KIND_FLAGS])))
         device = w[kind < WIN_CREATE, W_NAME_DEVICE] >> 32
-        devices.append(np.unique(device[device >= 0]))
+        devices.append(sorted_unique(device[device >= 0]))
         n_access += int(np.count_nonzero(kind == ACCESS))
         allocs = w[kind == ALLOC, W_ID]
         if len(allocs):

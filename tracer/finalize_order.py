@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+from quiver.formats.sets import sorted_unique
 from quiver.formats.stats import LogStats
 from quiver.tracer.finalize_kernels import W_TIME, Kernels
 from quiver.tracer.rawread import RAW_DTYPE
@@ -97,7 +98,7 @@ def scan(kern: Kernels, st: Stream) -> Scan:
         stats.merge(LogStats(counts, int(t_min), int(t_max), {(st.rank, int(x)) for x in threads}, {st.rank},
                              {int(d) for d in devices}, len(w)))
         st.release(a, a + len(w))
-    return Scan(used, np.unique(np.concatenate(pcs)), np.concatenate(control), accesses, top_alloc, stats,
+    return Scan(used, sorted_unique(np.concatenate(pcs)), np.concatenate(control), accesses, top_alloc, stats,
                 np.concatenate(late) + st.start, np.concatenate(late_t))
 
 
