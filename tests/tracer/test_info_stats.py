@@ -7,15 +7,21 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import PROGRAMS, TRACE, trace_cli
 from quiver.formats import open_logs, read_log
 from quiver.formats.stats import STATS_KEY
 
 pytestmark = pytest.mark.clang
+PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
+TRACE = str(Path(sys.executable).with_name("trace"))
 HAVE_MPI = shutil.which("mpicc.mpich") is not None and shutil.which("mpiexec.mpich") is not None
+
+
+def trace_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([TRACE, *args], capture_output=True, text=True, check=False)
 
 
 def info(log: Path, *args: str) -> subprocess.CompletedProcess:
