@@ -50,6 +50,11 @@
 // QUIVER_NO_INLINE_SKIP=1: neither inline check nor cache.
 
 #include "llvm/Analysis/AliasAnalysis.h"
+#include "llvm/Analysis/AssumptionCache.h"
+#include "llvm/Analysis/BasicAliasAnalysis.h"
+#include "llvm/Analysis/Loads.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/MemoryLocation.h"
 #include "llvm/Analysis/ScalarEvolution.h"
@@ -68,10 +73,14 @@
 #include "llvm/Transforms/Utils/ValueMapper.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
+#include "llvm/Transforms/Utils/PromoteMemToReg.h"
+#include "llvm/IR/ValueMap.h"
 
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <map>
 #include <optional>
 #include <set>
@@ -183,6 +192,13 @@ public:
   bool InlineSkip = true;
   bool SiteCache = true;
   bool ColdToEnd = false;                // -O0: move the call blocks to the function's end (moveColdCalls)
+  bool TopTested = false;                // -O0 copy (PromotedCopy): hoist out of loops tested at the top
+  // -O0 (PromotedCopy): this Instrumenter analyses a promoted copy of the function and emits its
+  // range calls into the original: Place maps a copy's insertion point to the original's, Rebuild
+  // rebuilds a SCEV / a value of the copy there. Unset: the function itself.
+  std::function<Instruction *(Instruction *)> Place;
+  std::function<Value *(const SCEV *, Instruction *)> Rebuild;
+  std::function<Value *(Value *, Instruction *)> RebuildValue;
   std::vector<BasicBlock *> ColdCalls;   // the out-of-line blocks checkedCall made
   Instrumenter(Function &F, LoopInfo &LI, DominatorTree &DT, ScalarEvolution &SE, AAResults &AA)
       : F(F), DL(F.getParent()->getDataLayout()), LI(LI), DT(DT), SE(SE), AA(AA),
@@ -212,6 +228,23 @@ public:
     return {Bytes, Abs, Rows};
   }
 
+  /// -O0 loops are not rotated: the header tests the condition (the only exit) and an unconditional
+  /// latch jumps back. The body then runs backedge-taken-count times, iterations 0 .. BTC-1.
+  bool topTested(Loop *L) {
+    BasicBlock *H = L->getHeader(), *Latch = L->getLoopLatch();
+    return TopTested && Latch && Latch != H && L->getExitingBlock() == H && Latch->getSingleSuccessor() == H;
+  }
+
+  /// The last iteration a top-tested loop's body runs (BTC - 1), and in Ran the product of
+  /// umin(BTC, 1) over such loops: the range's bytes are multiplied by it (none when BTC is 0).
+  const SCEV *lastBodyIteration(const SCEV *BTC, const SCEV *&Ran) {
+    const SCEV *One = SE.getOne(BTC->getType());
+    const SCEV *R = SE.getTruncateOrZeroExtend(SE.getUMinExpr(BTC, One), IntPtr);
+    Ran = Ran ? SE.getMulExpr(Ran, R) : R;
+    if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: top-tested btc " << *BTC << " ran " << *R << "\n";
+    return SE.getMinusSCEV(BTC, One);
+  }
+
   /// Byte ranges of A over its innermost loop and the enclosing ones, while they are exact.
   void levels(Access &A) {
     Loop *L = LI.getLoopFor(A.I->getParent());
@@ -225,9 +258,12 @@ public:
     SmallVector<std::pair<Value *, bool>, 2> Conds;
     SmallVector<std::pair<const SCEV *, const SCEV *>, kMaxDepth> Tile;
     const SCEV *Len = nullptr; // bytes over the loops so far, when they tile
+    const SCEV *Ran = nullptr; // top-tested loops (-O0): 1 when each one's body ran at least once, else 0
     for (unsigned K = 0; L && K < kMaxDepth; ++K, L = L->getParentLoop()) {
       BasicBlock *PH = L->getLoopPreheader(), *Latch = L->getLoopLatch();
-      if (!PH || !Latch || L->getExitingBlock() != Latch || !plain(L)) return;
+      bool Top = topTested(L);
+      if (!PH || !Latch || (L->getExitingBlock() != Latch && !Top) || !plain(L)) return;
+      if (Top && Need == L->getHeader()) return; // the test's block runs once more than the body
       if (!DT.dominates(Need, Latch)) {
         // an inner loop behind a guard that is invariant here (`if (n > 2)` of a rotated loop):
         // entered on every iteration of L or on none
@@ -242,6 +278,7 @@ public:
         if (!L->isLoopInvariant(V)) return;
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
       if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return;
+      if (Top) BTC = lastBodyIteration(BTC, Ran);
       SmallVector<const SCEV *, kMaxCorners> N;
       for (const SCEV *E : C) {
         if (SE.isLoopInvariant(E, L)) {
@@ -286,6 +323,7 @@ public:
         Tile.push_back({Abs, Len});
         Len = SE.getAddExpr(Span, Len);
       }
+      if (Rows[0] && Ran) Rows[2] = SE.getMulExpr(Rows[2], Ran); // -O0: no rows when an inner body never ran
       for (auto &[S1, S2] : Tile)
         if (S1 && (!SE.isLoopInvariant(S1, L) || !SE.isLoopInvariant(S2, L) ||
                    !Exp.isSafeToExpandAt(S1, PH->getTerminator()) || !Exp.isSafeToExpandAt(S2, PH->getTerminator())))
@@ -294,6 +332,8 @@ public:
       SmallVector<const SCEV *, kMaxCorners> MinOps(C.begin(), C.end()), MaxOps(C.begin(), C.end());
       const SCEV *Lo = SE.getUMinExpr(MinOps); // (both fold their operand list in place)
       const SCEV *Hi = SE.getAddExpr(SE.getUMaxExpr(MaxOps), SE.getConstant(IntPtr, A.Bytes));
+      if (Ran && !SE.isLoopInvariant(Ran, L)) return;
+      if (Ran) Hi = SE.getAddExpr(Lo, SE.getMulExpr(SE.getMinusSCEV(Hi, Lo), Ran)); // no bytes when a body never ran
       if (std::getenv("QUIVER_RANGE_DEBUG"))
         errs() << "quiver-range: " << *A.I << " level " << K << " btc " << *BTC << " lo " << *Lo << " hi " << *Hi << "\n";
       A.Loops.push_back(L);
@@ -386,6 +426,12 @@ public:
     return Out;
   }
 
+  /// Where code for the copy's point At goes (-O0: the original function's same point).
+  Instruction *out(Instruction *At) { return Place ? Place(At) : At; }
+  Value *expandHere(const SCEV *S, Instruction *At) {
+    return Rebuild ? Rebuild(S, At) : Exp.expandCodeFor(S, IntPtr, At);
+  }
+
   /// Emit the range calls of one loop's hoisted accesses in its preheader.
   void emitGroup(Loop *L, std::vector<Access *> &H, FunctionCallee RLoad, FunctionCallee RStore) {
     Module &M = *F.getParent();
@@ -398,11 +444,11 @@ public:
     auto expand = [&](const SCEV *S) {
       auto It = Expanded.find(S);
       if (It != Expanded.end()) return It->second;
-      return Expanded[S] = Exp.expandCodeFor(S, IntPtr, At);
+      return Expanded[S] = expandHere(S, At);
     };
     std::vector<std::tuple<Value *, Value *, Access *>> R; // lo, hi
     for (Access *A : H) R.emplace_back(expand(A->Lo[A->Level]), expand(A->Hi[A->Level]), A);
-    IRBuilder<> B(At);
+    IRBuilder<> B(out(At));
     Value *Ok = nullptr;
     // load/store pairs whose order the range calls would lose
     std::set<std::tuple<Value *, Value *, Value *, Value *>> Pairs;
@@ -440,7 +486,7 @@ public:
     auto expandAt = [&](const SCEV *S, Instruction *T) {
       auto Key = std::make_pair(S, T);
       auto It = Here.find(Key);
-      return It != Here.end() ? It->second : (Here[Key] = Exp.expandCodeFor(S, IntPtr, T));
+      return It != Here.end() ? It->second : (Here[Key] = expandHere(S, T));
     };
     std::map<Access *, unsigned> BlockWidth;
     std::map<Access *, int64_t> Block = stridedBlocks(H, BlockWidth);
@@ -450,7 +496,7 @@ public:
         int K = A->Level;
         SmallVector<Value *, kMaxDepth + 1> E(K + 2, nullptr); // E[j]: the bytes over Loops[j] tile
         for (int J = 1; J <= K; ++J) {
-          B.SetInsertPoint(At);
+          B.SetInsertPoint(out(At));
           Value *T = B.CreateICmpULE(expandAt(A->Tile[J].first, At), expandAt(A->Tile[J].second, At));
           E[J] = E[J - 1] ? B.CreateAnd(E[J - 1], T) : T;
         }
@@ -464,11 +510,12 @@ public:
           bool Str = A->Strided[J][0] != nullptr;
           Value *Lo = J == K ? LoK : expandAt(A->Lo[J], T);
           Value *Hi = Str ? nullptr : J == K ? HiK : expandAt(A->Hi[J], T);
-          B.SetInsertPoint(T);
+          B.SetInsertPoint(out(T));
           B.SetCurrentDebugLocation(A->I->getDebugLoc());
           Value *Run = Ok; // the check held, inner loops' guards held, and this is the right level
           for (auto &[V, Pol] : A->Conds[J]) {
-            Value *C = Pol ? V : B.CreateNot(V);
+            Value *Here = RebuildValue ? RebuildValue(V, T) : V;
+            Value *C = Pol ? Here : B.CreateNot(Here);
             Run = Run ? B.CreateAnd(Run, C) : C;
           }
           if (Value *Here = Exact(J)) Run = Run ? B.CreateAnd(Run, Here) : Here;
@@ -725,17 +772,30 @@ public:
     }
   }
 
-  bool run(bool Hoist) {
+  /// The loads and stores that get a callback (not the instrumentation's own, `!nosanitize`).
+  std::vector<Access> collect() {
     std::vector<Access> As;
     for (BasicBlock &BB : F)
       for (Instruction &I : BB) {
         Value *P = getLoadStorePointerOperand(&I);
-        if (!P || P->getType()->getPointerAddressSpace() != 0) continue;
+        if (!P || P->getType()->getPointerAddressSpace() != 0 || I.hasMetadata(LLVMContext::MD_nosanitize)) continue;
         Type *T = isa<LoadInst>(I) ? I.getType() : cast<StoreInst>(I).getValueOperand()->getType();
         int Idx = sizeIndex(DL, T);
         if (Idx < 0 || privateSlot(P)) continue;
         As.push_back(Access{&I, P, 1u << Idx, isa<StoreInst>(I), Idx, {}, {}, {}, {}, {}});
       }
+    return As;
+  }
+
+  /// -O0: accesses whose range calls PromotedCopy emitted (guard: per access when it is false).
+  std::map<Instruction *, Value *> Planned;
+  void adoptLoopRanges(Instrumenter &Other) {
+    LoopRanges.insert(LoopRanges.end(), Other.LoopRanges.begin(), Other.LoopRanges.end());
+    Other.LoopRanges.clear();
+  }
+
+  bool run(bool Hoist) {
+    std::vector<Access> As = collect();
     if (As.empty()) return false;
     if (Hoist) {
       for (Access &A : As) {
@@ -763,6 +823,10 @@ public:
     std::vector<std::vector<Copy>> Copies(As.size());
     for (size_t K = 0; K < As.size(); ++K) {
       Access &A = As[K];
+      if (auto It = Planned.find(A.I); It != Planned.end()) {
+        Copies[K].push_back({A.I, It->second != nullptr, It->second});
+        continue;
+      }
       Copies[K].push_back({A.I, A.Level < 0 || A.Guard, A.Level >= 0 ? A.Guard : nullptr});
     }
     for (auto &[L, H] : Groups) {
@@ -816,6 +880,408 @@ public:
     return true;
   }
 };
+
+/// -O0 ranges. At -O0 every local lives in a stack slot, so ScalarEvolution sees no induction
+/// variable; promoting the slots (mem2reg) would change the program's code and line table. So the
+/// analyses run on a copy of the function instead (same CFG): its slots promoted, the loads of
+/// memory no loop iteration writes (`n` of a by-value capture, a bound in a type-punned slot)
+/// moved to the preheaders, loops tested at the top. Its hoistable accesses are mapped back to
+/// the original's instructions, and every value of a range call is rebuilt in the original at the
+/// loop's preheader from what holds the same value there: an instruction of the original that
+/// dominates it, a fresh load of a slot (the value mem2reg found reaching the preheader: probes,
+/// below), or a fresh load of memory the loop does not write. An induction variable of an
+/// enclosing loop (a recurrence `{s,+,t}` of it) is rebuilt from the slot whose value at the
+/// preheader is a recurrence of that loop with step 1, -1 or t. The copy is deleted afterwards;
+/// the original gains only the range code in preheaders and guards on the per-access calls.
+struct NoFollowRAUW : ValueMapConfig<const Value *> {
+  enum { FollowRAUW = false };
+};
+
+class PromotedCopy {
+  Function &F;
+  DominatorTree &DTF;
+  const DataLayout &DL;
+  Type *IntPtr;
+  Function *C = nullptr;
+  ValueToValueMapTy VMap;                                  // original -> copy
+  ValueMap<const Value *, Value *, NoFollowRAUW> Back;     // copy -> original (only what survives)
+  std::map<BasicBlock *, std::vector<std::pair<Value *, AllocaInst *>>> Slots; // copy preheader -> (value, slot)
+  std::set<Instruction *> Moved;                           // loads moved to a preheader in the copy
+  std::map<std::pair<const void *, Instruction *>, Value *> Made;
+  std::unique_ptr<DominatorTree> DTC;
+  std::unique_ptr<AssumptionCache> AC;
+  std::unique_ptr<LoopInfo> LIC;
+  std::unique_ptr<BasicAAResult> BAA;
+  std::unique_ptr<AAResults> AA;
+  std::unique_ptr<ScalarEvolution> SE;
+
+public:
+  PromotedCopy(Function &F, DominatorTree &DTF)
+      : F(F), DTF(DTF), DL(F.getParent()->getDataLayout()), IntPtr(DL.getIntPtrType(F.getContext())) {}
+  ~PromotedCopy() {
+    Made.clear();
+    SE.reset(); AA.reset(); BAA.reset(); LIC.reset(); AC.reset(); DTC.reset();
+    Back.clear();
+    if (C) C->eraseFromParent();
+  }
+
+  /// Copy, probe, promote, move invariant loads; false when there is nothing to analyse.
+  bool build(LoopInfo &LIF, TargetLibraryInfo &TLI) {
+    if (LIF.empty()) return false;
+    C = CloneFunction(&F, VMap);
+    C->setName(F.getName() + ".qv.copy");
+    C->setLinkage(GlobalValue::InternalLinkage);
+    for (auto KV : VMap) {
+      const Value *O = KV.first;
+      Value *V = KV.second;
+      if (V && (isa<Instruction>(O) || isa<Argument>(O))) Back[V] = const_cast<Value *>(O);
+      // the copy's own subprogram (with -g) must not reach the original: the range calls carry
+      // the locations of the original's accesses
+      if (auto *X = dyn_cast_or_null<Instruction>(V); X && isa<Instruction>(O))
+        X->setDebugLoc(cast<Instruction>(O)->getDebugLoc());
+    }
+    DTC = std::make_unique<DominatorTree>(*C);
+    AC = std::make_unique<AssumptionCache>(*C);
+    std::vector<AllocaInst *> Allocas;
+    for (Instruction &I : C->getEntryBlock())
+      if (auto *AI = dyn_cast<AllocaInst>(&I); AI && isAllocaPromotable(AI)) Allocas.push_back(AI);
+    // probes: the value of every promotable slot at the end of each preheader, kept alive by a call
+    // that touches nothing, read after promotion
+    Module &M = *F.getParent();
+    FunctionCallee Probe = M.getOrInsertFunction("__quiver_probe", FunctionType::get(Type::getVoidTy(F.getContext()), true));
+    if (auto *Fn = dyn_cast<Function>(Probe.getCallee())) Fn->setMemoryEffects(MemoryEffects::none());
+    std::vector<std::tuple<BasicBlock *, CallInst *, std::vector<AllocaInst *>>> Probes;
+    for (Loop *L : LIF.getLoopsInPreorder()) {
+      BasicBlock *PH = L->getLoopPreheader();
+      if (!PH || Allocas.empty()) continue;
+      auto *PHC = cast<BasicBlock>(VMap[PH]);
+      IRBuilder<> B(PHC->getTerminator());
+      std::vector<Value *> Args;
+      std::vector<AllocaInst *> Orig;
+      for (AllocaInst *AI : Allocas) {
+        Args.push_back(B.CreateLoad(AI->getAllocatedType(), AI));
+        Orig.push_back(cast<AllocaInst>(Back.lookup(AI)));
+      }
+      Probes.emplace_back(PHC, B.CreateCall(Probe, Args), Orig);
+    }
+    PromoteMemToReg(Allocas, *DTC, AC.get());
+    for (auto &[PHC, Call, Orig] : Probes) {
+      for (unsigned K = 0; K < Orig.size(); ++K) {
+        Value *V = Call->getArgOperand(K);
+        if (!isa<UndefValue>(V)) Slots[PHC].push_back({V, Orig[K]});
+      }
+      Call->eraseFromParent();
+    }
+    if (auto *Fn = dyn_cast<Function>(Probe.getCallee()); Fn && Fn->use_empty()) Fn->eraseFromParent();
+    LIC = std::make_unique<LoopInfo>(*DTC);
+    BAA = std::make_unique<BasicAAResult>(DL, *C, TLI, *AC, DTC.get());
+    AA = std::make_unique<AAResults>(TLI);
+    AA->addAAResult(*BAA);
+    moveInvariantLoads();
+    widenIndices();
+    if (std::getenv("QUIVER_RANGE_DEBUG") && std::strcmp(std::getenv("QUIVER_RANGE_DEBUG"), "copy") == 0) errs() << *C;
+    SE = std::make_unique<ScalarEvolution>(*C, TLI, *AC, *DTC, *LIC);
+    return true;
+  }
+
+  /// Loads of memory nothing in the loop may write, whose address is fixed in the loop, executed
+  /// on entry (in the header) or safe to execute early: into the preheader, innermost loops first.
+  void moveInvariantLoads() {
+    auto Loops = LIC->getLoopsInPreorder();
+    for (auto It = Loops.rbegin(); It != Loops.rend(); ++It) {
+      Loop *L = *It;
+      BasicBlock *PH = L->getLoopPreheader();
+      if (!PH) continue;
+      for (bool Again = true; Again;) {
+        Again = false;
+        for (BasicBlock *BB : L->blocks())
+          for (Instruction &I : make_early_inc_range(*BB)) {
+            if (!isa<LoadInst>(I) && !isa<PHINode>(I) && !I.isTerminator() && !I.mayReadOrWriteMemory() &&
+                L->hasLoopInvariantOperands(&I) && isSafeToSpeculativelyExecute(&I)) { // `n / 4` of a bound
+              I.moveBefore(PH->getTerminator());
+              Moved.insert(&I);
+              Again = true;
+              continue;
+            }
+            auto *Ld = dyn_cast<LoadInst>(&I);
+            if (!Ld || !Ld->isSimple() || !L->isLoopInvariant(Ld->getPointerOperand())) continue;
+            if (BB != L->getHeader() &&
+                !isSafeToLoadUnconditionally(Ld->getPointerOperand(), Ld->getType(), Ld->getAlign(), DL,
+                                             PH->getTerminator(), AC.get(), DTC.get()))
+              continue;
+            MemoryLocation Loc = MemoryLocation::get(Ld);
+            bool Written = false;
+            for (BasicBlock *BB2 : L->blocks())
+              for (Instruction &W : *BB2)
+                Written |= W.mayWriteToMemory() && isModSet(AA->getModRefInfo(&W, Loc));
+            if (Written) continue;
+            Ld->moveBefore(PH->getTerminator());
+            Moved.insert(Ld);
+            Again = true;
+          }
+      }
+    }
+  }
+
+  /// `(long)(i * n + j)` at -O0: the sign extension of int arithmetic marked nsw is that arithmetic
+  /// on the extended operands (as InstCombine would rewrite it; an overflow would have made the
+  /// index poison). ScalarEvolution cannot prove it in a loop tested at the top, so without this an
+  /// int-indexed address is no recurrence.
+  void widenIndices() {
+    std::vector<SExtInst *> Work;
+    for (BasicBlock &BB : *C)
+      for (Instruction &I : BB)
+        if (auto *S = dyn_cast<SExtInst>(&I)) Work.push_back(S);
+    while (!Work.empty()) {
+      SExtInst *S = Work.back();
+      Work.pop_back();
+      auto *Op = dyn_cast<BinaryOperator>(S->getOperand(0));
+      if (!Op || !Op->hasNoSignedWrap() ||
+          (Op->getOpcode() != Instruction::Add && Op->getOpcode() != Instruction::Sub && Op->getOpcode() != Instruction::Mul))
+        continue;
+      IRBuilder<> B(S);
+      Value *X = B.CreateSExt(Op->getOperand(0), S->getType()), *Y = B.CreateSExt(Op->getOperand(1), S->getType());
+      Value *W = B.CreateBinOp(Op->getOpcode(), X, Y);
+      cast<BinaryOperator>(W)->setHasNoSignedWrap(true);
+      S->replaceAllUsesWith(W);
+      S->eraseFromParent();
+      for (Value *E : {X, Y})
+        if (auto *SE2 = dyn_cast<SExtInst>(E)) Work.push_back(SE2);
+    }
+  }
+
+  LoopInfo &loops() { return *LIC; }
+  DominatorTree &dom() { return *DTC; }
+  ScalarEvolution &scev() { return *SE; }
+  AAResults &aa() { return *AA; }
+
+  /// The copy of an original access, when it is still the same load/store in the same block.
+  Instruction *copyOf(Instruction *I) {
+    auto *X = dyn_cast_or_null<Instruction>(VMap.lookup(I));
+    if (!X || Back.lookup(X) != I || X->getParent() != VMap.lookup(I->getParent()) || Moved.count(X)) return nullptr;
+    return X;
+  }
+  Instruction *original(Instruction *X) { return dyn_cast_or_null<Instruction>(Back.lookup(X)); }
+
+  /// V (a value of the copy, available at the copy's point At) rebuilt in the original before
+  /// original(At). Emit false: only whether it can be (non-null when it can).
+  Value *value(Value *V, Instruction *At, bool Emit) {
+    if (isa<UndefValue>(V)) return nullptr;
+    if (isa<Constant>(V)) return V;
+    Instruction *Out = original(At);
+    if (!Out) return nullptr;
+    if (isa<Argument>(V)) return Back.lookup(V);
+    auto *I = dyn_cast<Instruction>(V);
+    if (!I) return nullptr;
+    auto Key = std::make_pair((const void *)V, At);
+    if (auto It = Made.find(Key); Emit && It != Made.end()) return It->second;
+    Value *R = nullptr;
+    if (Moved.count(I) && !isa<LoadInst>(I)) { // computed again from its operands
+      if (!DTC->dominates(I, At)) return nullptr;
+      SmallVector<Value *, 4> Ops;
+      for (Value *Op : I->operands()) {
+        Ops.push_back(value(Op, At, Emit));
+        if (!Ops.back()) return nullptr;
+      }
+      if (!Emit) return I;
+      Instruction *X = I->clone();
+      for (unsigned K = 0; K < Ops.size(); ++K) X->setOperand(K, Ops[K]);
+      X->insertBefore(Out);
+      R = fresh(X);
+    } else if (Moved.count(I)) {
+      auto *Ld = cast<LoadInst>(I);
+      Value *P = DTC->dominates(I, At) ? value(Ld->getPointerOperand(), At, Emit) : nullptr;
+      if (P && !Emit) return P;
+      if (P) R = fresh(new LoadInst(Ld->getType(), P, "qv.reload", false, Ld->getAlign(), Out->getIterator()));
+    } else if (auto *O = dyn_cast_or_null<Instruction>(Back.lookup(I)); O && DTF.dominates(O, Out)) {
+      R = O;
+    } else {
+      for (auto &[SV, Slot] : Slots[At->getParent()])
+        if (SV == V) {
+          if (!Emit) return V;
+          R = fresh(new LoadInst(Slot->getAllocatedType(), Slot, "qv.slot", false, Slot->getAlign(), Out->getIterator()));
+          break;
+        }
+    }
+    if (R && Emit) Made[Key] = R;
+    return R;
+  }
+
+  /// S (a SCEV of the copy) computed in the original before original(At).
+  Value *expr(const SCEV *S, Instruction *At, bool Emit) {
+    auto Key = std::make_pair((const void *)S, At);
+    if (auto It = Made.find(Key); Emit && It != Made.end()) return It->second;
+    Instruction *Out = original(At);
+    if (!Out) return nullptr;
+    IRBuilder<> B(Out);
+    Value *R = nullptr;
+    auto ops = [&](const SCEVNAryExpr *N, auto Combine) -> Value * {
+      Value *Acc = nullptr;
+      for (const SCEV *Op : N->operands()) {
+        Value *V = Op->getType() == S->getType() ? expr(Op, At, Emit) : nullptr;
+        if (!V) return nullptr;
+        if (Emit) Acc = Acc ? Combine(Acc, V) : V;
+      }
+      return Emit ? Acc : (Value *)At;
+    };
+    switch (S->getSCEVType()) {
+    case scConstant:
+      R = cast<SCEVConstant>(S)->getValue();
+      break;
+    case scUnknown:
+      return value(cast<SCEVUnknown>(S)->getValue(), At, Emit);
+    case scPtrToInt: case scTruncate: case scZeroExtend: case scSignExtend: {
+      auto *Cast = cast<SCEVCastExpr>(S);
+      Value *V = expr(Cast->getOperand(), At, Emit);
+      if (!V || !Emit) return V;
+      Type *T = S->getType();
+      R = isa<SCEVPtrToIntExpr>(S) ? B.CreatePtrToInt(V, T)
+          : isa<SCEVTruncateExpr>(S) ? B.CreateTrunc(V, T)
+          : isa<SCEVZeroExtendExpr>(S) ? B.CreateZExt(V, T) : B.CreateSExt(V, T);
+      break;
+    }
+    case scAddExpr:
+      if (S->getType()->isPointerTy()) return nullptr;
+      R = ops(cast<SCEVNAryExpr>(S), [&](Value *X, Value *Y) { return B.CreateAdd(X, Y); });
+      break;
+    case scMulExpr:
+      R = ops(cast<SCEVNAryExpr>(S), [&](Value *X, Value *Y) { return B.CreateMul(X, Y); });
+      break;
+    case scUMaxExpr: case scUMinExpr: case scSMaxExpr: case scSMinExpr: case scSequentialUMinExpr: {
+      if (S->getType()->isPointerTy()) return nullptr;
+      Intrinsic::ID ID = isa<SCEVUMaxExpr>(S) ? Intrinsic::umax
+                         : isa<SCEVSMaxExpr>(S) ? Intrinsic::smax
+                         : isa<SCEVSMinExpr>(S) ? Intrinsic::smin : Intrinsic::umin;
+      R = ops(cast<SCEVNAryExpr>(S), [&](Value *X, Value *Y) { return B.CreateBinaryIntrinsic(ID, X, Y); });
+      break;
+    }
+    case scUDivExpr: {
+      auto *D = cast<SCEVUDivExpr>(S);
+      auto *K = dyn_cast<SCEVConstant>(D->getRHS()); // never a division by zero the program did not do
+      Value *X = K && !K->isZero() ? expr(D->getLHS(), At, Emit) : nullptr;
+      if (!X || !Emit) return X;
+      R = B.CreateUDiv(X, K->getValue());
+      break;
+    }
+    case scAddRecExpr:
+      return recurrence(cast<SCEVAddRecExpr>(S), At, Emit);
+    default:
+      return nullptr;
+    }
+    if (R && Emit) Made[Key] = R;
+    return R;
+  }
+
+private:
+  Instruction *fresh(Instruction *I) { // the instrumentation's own: no callback (Instrumenter::collect)
+    I->setMetadata(LLVMContext::MD_nosanitize, MDNode::get(I->getContext(), {}));
+    I->setDebugLoc(I->getNextNode()->getDebugLoc());
+    return I;
+  }
+
+  /// {s,+,t} of a loop around At: D + Q * (a slot's value at At), where the slot's value is a
+  /// recurrence of the same loop with step t (Q = 1) or +-1 (Q = +-t) and D = S - Q * it.
+  Value *recurrence(const SCEVAddRecExpr *S, Instruction *At, bool Emit) {
+    const Loop *L = S->getLoop();
+    if (!S->isAffine() || !L->contains(At->getParent()) || S->getType()->isPointerTy()) return nullptr;
+    Type *T = S->getType();
+    const SCEV *Step = S->getStepRecurrence(*SE);
+    for (auto &[V, Slot] : Slots[At->getParent()]) {
+      Type *VT = V->getType();
+      if (!SE->isSCEVable(VT)) continue;
+      const SCEV *Base = SE->getSCEV(V);
+      for (int Kind = 0; Kind < 3; ++Kind) { // as is / ptrtoint, sext, zext
+        const SCEV *E = nullptr;
+        if (VT->isPointerTy()) {
+          if (Kind || DL.getIntPtrType(VT) != T) continue;
+          E = SE->getPtrToIntExpr(Base, T);
+        } else if (!VT->isIntegerTy() || VT->getIntegerBitWidth() > T->getIntegerBitWidth()) {
+          continue;
+        } else if (VT == T) {
+          if (Kind) continue;
+          E = Base;
+        } else {
+          if (!Kind) continue;
+          E = Kind == 1 ? SE->getSignExtendExpr(Base, T) : SE->getZeroExtendExpr(Base, T);
+        }
+        auto *ER = dyn_cast<SCEVAddRecExpr>(E);
+        if (!ER || ER->getLoop() != L || !ER->isAffine()) continue;
+        const SCEV *ES = ER->getStepRecurrence(*SE), *Q = nullptr;
+        if (ES == Step) Q = SE->getOne(T);
+        else if (ES->isOne()) Q = Step;
+        else if (ES->isAllOnesValue()) Q = SE->getNegativeSCEV(Step);
+        if (!Q) continue;
+        const SCEV *D = SE->getMinusSCEV(S, SE->getMulExpr(Q, ER));
+        if (!SE->isLoopInvariant(D, L)) continue;
+        Value *DV = expr(D, At, Emit), *QV = DV ? expr(Q, At, Emit) : nullptr;
+        Value *SV = QV ? value(V, At, Emit) : nullptr;
+        if (!SV) continue;
+        if (!Emit) return SV;
+        IRBuilder<> B(original(At));
+        Value *X = VT->isPointerTy() ? B.CreatePtrToInt(SV, T)
+                   : VT == T ? SV : Kind == 1 ? B.CreateSExt(SV, T) : B.CreateZExt(SV, T);
+        Value *R = B.CreateAdd(DV, B.CreateMul(QV, X));
+        Made[{S, At}] = R;
+        return R;
+      }
+    }
+    return nullptr;
+  }
+};
+
+/// -O0: range calls through a PromotedCopy of F, emitted into F; IF then gives the covered
+/// accesses no callback (or one guarded by the run-time check) and the rest their usual one.
+void hoistThroughCopy(Function &F, LoopInfo &LIF, DominatorTree &DTF, TargetLibraryInfo &TLI, Instrumenter &IF) {
+  PromotedCopy P(F, DTF);
+  if (!P.build(LIF, TLI)) return;
+  std::vector<Access> Orig = IF.collect();
+  std::vector<Access> As;
+  for (Access &O : Orig) {
+    auto *LdI = dyn_cast<LoadInst>(O.I);
+    auto *StI = dyn_cast<StoreInst>(O.I);
+    if ((LdI && !LdI->isSimple()) || (StI && !StI->isSimple())) continue;
+    Instruction *X = P.copyOf(O.I);
+    if (!X) continue;
+    As.push_back(Access{X, getLoadStorePointerOperand(X), O.Bytes, O.Store, O.Idx, {}, {}, {}, {}, {}});
+  }
+  if (As.empty()) return;
+  Function &Copy = *As.front().I->getFunction();
+  Instrumenter IC(Copy, P.loops(), P.dom(), P.scev(), P.aa());
+  IC.TopTested = true;
+  IC.SiteCache = IF.SiteCache;
+  for (Access &A : As) {
+    IC.levels(A);
+    A.Level = (int)A.Loops.size() - 1;
+    // only as far out as every value of the call can be rebuilt in F
+    for (int J = 0; J <= A.Level; ++J) {
+      Instruction *T = A.Loops[J]->getLoopPreheader()->getTerminator();
+      bool Ok = P.expr(A.Lo[J], T, false) && P.expr(A.Hi[J], T, false);
+      for (auto &[V, Pol] : A.Conds[J]) Ok = Ok && P.value(V, T, false);
+      for (int K = 1; K <= J; ++K) Ok = Ok && P.expr(A.Tile[K].first, T, false) && P.expr(A.Tile[K].second, T, false);
+      for (const SCEV *X : A.Strided[J]) Ok = Ok && (!X || P.expr(X, T, false));
+      if (!Ok) {
+        A.Level = J - 1;
+        break;
+      }
+    }
+  }
+  IC.settle(As);
+  IC.Place = [&](Instruction *At) { return P.original(At); };
+  IC.Rebuild = [&](const SCEV *S, Instruction *At) { return P.expr(S, At, true); };
+  IC.RebuildValue = [&](Value *V, Instruction *At) { return P.value(V, At, true); };
+  Module &M = *F.getParent();
+  LLVMContext &Ctx = F.getContext();
+  Type *Void = Type::getVoidTy(Ctx), *Ptr = PointerType::getUnqual(Ctx), *IntPtr = M.getDataLayout().getIntPtrType(Ctx);
+  FunctionCallee RLoad = callback(M, "__quiver_range_load", FunctionType::get(Void, {Ptr, IntPtr}, false));
+  FunctionCallee RStore = callback(M, "__quiver_range_store", FunctionType::get(Void, {Ptr, IntPtr}, false));
+  std::map<Loop *, std::vector<Access *>> Groups;
+  for (Access &A : As)
+    if (A.Level >= 0) Groups[A.Loops[A.Level]].push_back(&A);
+  for (auto &[L, H] : Groups) IC.emitGroup(L, H, RLoad, RStore);
+  for (Access &A : As)
+    if (A.Level >= 0) IF.Planned[P.original(A.I)] = A.Guard;
+  IF.adoptLoopRanges(IC);
+}
 
 /// The accesses the Instrumenter above does not see, one range call each (same debug location):
 /// memset/memcpy/memmove intrinsics the backend expands into plain moves (constant length up to
@@ -956,6 +1422,10 @@ struct QuiverRangePass : PassInfoMixin<QuiverRangePass> {
     I.InlineSkip = !Plain && !(NoSkip && *NoSkip && std::strcmp(NoSkip, "0") != 0);
     I.SiteCache = I.InlineSkip;
     I.ColdToEnd = F.hasOptNone();
+    // -O0: ranges through an analysis-only promoted copy (QUIVER_NO_O0_RANGES=1: none)
+    const char *NoO0 = std::getenv("QUIVER_NO_O0_RANGES");
+    if (F.hasOptNone() && !Plain && !(NoO0 && *NoO0 && std::strcmp(NoO0, "0") != 0))
+      hoistThroughCopy(F, LI, DT, FAM.getResult<TargetLibraryAnalysis>(F), I);
     bool Changed = I.run(H);
     I.moveColdCalls();
     Changed |= instrumentOutliers(F);

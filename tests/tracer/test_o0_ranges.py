@@ -1,0 +1,80 @@
+"""-O0 builds get range calls too (issue 16): the pass analyses a promoted copy of each function and
+emits the calls into the unchanged original (docs/cc.md "Optimisation levels").
+
+Real programs built at -O0 with the pass and per access (`--no-range-pass`) must record the same
+device bytes per line and give the same findings (kind, variable, line, bytes); the hoisted build
+must really contain range calls, and its line table must hold exactly the rows of a build without
+the -O0 ranges (QUIVER_NO_O0_RANGES=1)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_range_pass import PER_ACCESS, RANGE, device_coverage, expected, findings, mapping_report
+
+pytestmark = pytest.mark.clang
+
+TRACE = str(Path(sys.executable).with_name("trace"))
+RANGE_CALL = re.compile(r"call void @__quiver_range_(?:load|store)\(.*!dbg !(\d+)")
+
+
+def device_ir(src: Path, env: dict[str, str] | None = None) -> str:
+    return subprocess.run([TRACE, "cc", "-g", "-O0", "-S", "-emit-llvm", "--offload-device-only", str(src), "-o", "-"],
+                          capture_output=True, text=True, check=True, env={**os.environ, **(env or {})}).stdout
+
+
+def range_lines(ir: str) -> set[int]:
+    """Source lines of the range calls in an IR listing."""
+    loc = dict(re.findall(r"^!(\d+) = !DILocation\(line: (\d+)", ir, re.M))
+    return {int(loc[d]) for d in RANGE_CALL.findall(ir)}
+
+
+def test_O0_hoists_affine_loops_only():
+    """The 2D sweep with halo (5 accesses, line 21), the pointer walk (32) and the last loop (37: `v[i]`
+    and the loop-invariant `s`) are hoisted; the loop whose bound moves (25-26), the loop that breaks
+    (29-30) and the loop calling `fill` (35) keep their per-access calls."""
+    assert range_lines(device_ir(RANGE / "o0_loop_shapes.c")) == {21, 32, 37}
+    assert range_lines(device_ir(RANGE / "o0_loop_shapes.c", {"QUIVER_NO_O0_RANGES": "1"})) == set()
+
+
+@pytest.mark.parametrize("name", ["o0_loop_shapes", "stencil_nest", "inplace_prefix", "hoisted_uninit"])
+def test_O0_ranges_record_the_same_bytes_as_per_access(record_c, name):
+    src = RANGE / f"{name}.c"
+    args = ["24"] if name == "stencil_nest" else []
+    runs = {build: record_c(src, args=args, opt="-O0", extra=extra)
+            for build, extra in (("range", ()), ("per_access", PER_ACCESS))}
+    for build, run in runs.items():
+        assert run.returncode == 0, (build, run.stderr)
+        assert run.stdout == runs["per_access"].stdout
+    covs = {build: device_coverage(run.open()) for build, run in runs.items()}
+    assert covs["range"] == covs["per_access"]
+    # a hoisted range reports its bytes, not an element index (as at -O2)
+    reports = {build: [(k, v, line, b) for k, v, line, _, _, b in mapping_report(run.log)] for build, run in runs.items()}
+    assert reports["range"] == reports["per_access"]
+    assert findings(runs["range"].log, src) == expected(src)
+
+
+def source_lines(obj: Path) -> set[int]:
+    """The source lines that have rows in the object's line tables (addresses and columns dropped)."""
+    out = subprocess.run(["llvm-dwarfdump-19", "--debug-line", str(obj)], capture_output=True, text=True,
+                         check=True).stdout
+    return {int(x) for x in re.findall(r"^0x[0-9a-f]+\s+(\d+)\s", out, re.M)} - {0}
+
+
+def test_O0_ranges_keep_the_line_table(tmp_path):
+    """The range code in a preheader carries the preheader's own location and the range calls their
+    access's: the host object's line table covers the same source lines with and without the -O0
+    ranges (the rows' addresses move, since code is added)."""
+    src = RANGE / "o0_loop_shapes.c"
+    objs = {}
+    for name, env in (("ranges", {}), ("none", {"QUIVER_NO_O0_RANGES": "1"})):
+        objs[name] = tmp_path / f"{name}.o"
+        subprocess.run([TRACE, "cc", "-g", "-O0", "-c", str(src), "-o", str(objs[name])], check=True,
+                       env={**os.environ, **env})
+    assert source_lines(objs["ranges"]) == source_lines(objs["none"])
+    assert {7, 21, 32, 37} <= source_lines(objs["ranges"])
