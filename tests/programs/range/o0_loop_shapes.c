@@ -8,7 +8,7 @@ __attribute__((noinline)) void fill(double *w, int i) { w[i] = (double)i; }
 #pragma omp declare target(fill)
 
 int main(int argc, char **argv) {
-  int n = argc > 1 ? atoi(argv[1]) : 40, m = n;
+  int n = argc > 1 ? atoi(argv[1]) : 40, m = n, none = argc > 2 ? atoi(argv[2]) : 0;
   double *u = malloc((size_t)n * n * sizeof(double)), *v = malloc((size_t)n * n * sizeof(double));
   double *w = malloc(n * sizeof(double)), *c = malloc(n * sizeof(double)), s = 0;
   for (int i = 0; i < n * n; i++) u[i] = i % 5;
@@ -21,10 +21,12 @@ int main(int argc, char **argv) {
         v[i * n + j] = 0.25 * (u[(i - 1) * n + j] + u[(i + 1) * n + j] + u[i * n + j - 1] + u[i * n + j + 1]);
 #pragma omp target map(tofrom: s, m)
     {
-      for (int i = 0; i < m; i++) { /* the bound moves inside the body */
+      int lim[1] = {n};
+      for (int i = 0; i < lim[0]; i++) { /* the bound moves inside the body */
         w[i] = c[i];
-        if (c[i] < 0) m = m - 2;
+        if (c[i] < 0) lim[0] -= 2;
       }
+      m = lim[0];
       for (int i = 0; i < n; i++) { /* leaves early */
         if (c[i] < 0) break;
         s += v[n + i + 1];
@@ -35,6 +37,7 @@ int main(int argc, char **argv) {
         s += w[i];
       }
       for (int i = 0; i < n; i++) s += v[i]; /* expect use-of-uninitialized-memory v */
+      for (int i = 0; i < none; i++) w[i] = 0.0; /* never runs: no bytes */
     }
   }
   printf("%.1f %d\n", s, m);
