@@ -15,12 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_range_pass import PER_ACCESS, RANGE, device_coverage, expected, findings, mapping_lines
+from test_range_pass import PER_ACCESS, RANGE, device_coverage, expected, findings, mapping_report
 
 pytestmark = pytest.mark.clang
 
 TRACE = str(Path(sys.executable).with_name("trace"))
-RANGE_CALL = re.compile(r"call void @__quiver_range_(?:load|store)\(.*!dbg !(\d+)")
+RANGE_CALL = re.compile(r"call void @__quiver_range_(?:load|store)(?:_w)?\(.*!dbg !(\d+)")
 
 
 def device_ir(src: Path, env: dict[str, str] | None = None) -> str:
@@ -54,7 +54,7 @@ def test_O0_ranges_record_the_same_bytes_as_per_access(record_c, name):
         assert run.stdout == runs["per_access"].stdout
     covs = {build: device_coverage(run.open()) for build, run in runs.items()}
     assert covs["range"] == covs["per_access"]
-    assert mapping_lines(runs["range"].log) == mapping_lines(runs["per_access"].log)
+    assert mapping_report(runs["range"].log) == mapping_report(runs["per_access"].log)
     assert findings(runs["range"].log, src) == expected(src)
 
 

@@ -364,11 +364,17 @@ void qv_runs_flush(qv_tls *t) {
   }
 }
 
+/* width: bytes of one access (1..16), 0 for a range or mixed block; with QV_RANGE_OF, a range of
+ * accesses of that many bytes each (an -O0 hoisted loop: ranged, but reports keep the element). */
+#define QV_RANGE_OF 0x200
+#define QV_ELEM(width) ((width) & 0xff)
+#define QV_IS_RANGE(width) (!QV_ELEM(width) || ((width) & QV_RANGE_OF))
+
 static inline void run_start(qv_tls *t, qv_run *r, uintptr_t a, uintptr_t n, int w, uintptr_t pc,
                              int width) {
   r->lo = a;
-  r->width = width;
-  r->ranged = !width;
+  r->width = QV_ELEM(width);
+  r->ranged = QV_IS_RANGE(width);
   r->hi = a + n;
   r->stride = 0;
   r->blocks = 1;
@@ -626,7 +632,7 @@ static void __attribute__((noinline)) run_grow(qv_tls *t, qv_run *s, int how, ui
     tail_add(s, a, e);
     if (how == SECOND_BLOCK && (t->fam & bit(si))) family_join(t, s);
   }
-  if (s->width != width) s->width = 0;
+  if (s->width != QV_ELEM(width)) s->width = 0;
   if (t->fam & bit(si)) {
     if (s->hi > t->fam_hi) t->fam_hi = s->hi;
   }
@@ -661,12 +667,12 @@ again:;
     }
     if (r->write != w) continue;
     uintptr_t d = pc > r->pc ? pc - r->pc : r->pc - pc;
-    if (d && r->ranged != !width) d = QV_NEAR_PC; /* a range and a single access: not one loop body */
+    if (d && r->ranged != QV_IS_RANGE(width)) d = QV_NEAR_PC; /* a range and a single access: not one loop body */
     if (!r->stride) {
       if (near && d < QV_NEAR_PC) { /* adjacent or overlapping */
         if (!s) s = r, how = GROW;
       } else if (!indexed && r->pc == pc && t->strided && a > r->hi &&
-                 (n == r->hi - r->lo || (width && n < r->hi - r->lo))) {
+                 (n == r->hi - r->lo || (!QV_IS_RANGE(width) && n < r->hi - r->lo))) {
         /* the same code again further on: the start of a second block, whole (a hoisted range over
          * the next row) or its first element (single accesses filling the next row); the nearest */
         if (!second || r->lo > second->lo) second = r;
@@ -731,7 +737,7 @@ static inline __attribute__((always_inline)) void access(qv_tls *t, uintptr_t a,
     if (!s->seq || s->write != w || run_next(s) != a) goto slow;
   }
   uintptr_t d = pc > s->pc ? pc - s->pc : s->pc - pc;
-  if (d && s->ranged != !width) goto slow;
+  if (d && s->ranged != QV_IS_RANGE(width)) goto slow;
   int how;
   if (!s->stride) {
     if (d >= QV_NEAR_PC) goto slow;
@@ -755,7 +761,7 @@ static inline __attribute__((always_inline)) void access(qv_tls *t, uintptr_t a,
     tail_add(s, a, e);
     if (s->site) s->site->next = s->thi; /* (a completed block: past the site's limit) */
   }
-  if (s->width != width) s->width = 0;
+  if (s->width != QV_ELEM(width)) s->width = 0;
   if ((t->fam & bit(slot_of(t, s))) && s->hi > t->fam_hi) t->fam_hi = s->hi;
   took(t, s, w, 0);
   return;
@@ -957,6 +963,13 @@ void __quiver_range_load(void *p, size_t n) {
 void __quiver_range_store(void *p, size_t n) {
   if (__builtin_expect(qv_rec, 1) && n) access_at((uintptr_t)p, n, 1, QV_RA, 0, 0, NULL);
 }
+/* The same, for a range of `width`-byte accesses (-O0 builds): the run keeps the element width. */
+void __quiver_range_load_w(void *p, size_t n, size_t width) {
+  if (__builtin_expect(qv_rec, 1) && n) access_at((uintptr_t)p, n, 0, QV_RA, (int)(width & 0xff) | QV_RANGE_OF, 0, NULL);
+}
+void __quiver_range_store_w(void *p, size_t n, size_t width) {
+  if (__builtin_expect(qv_rec, 1) && n) access_at((uintptr_t)p, n, 1, QV_RA, (int)(width & 0xff) | QV_RANGE_OF, 0, NULL);
+}
 
 #define QV_DESC_WIDTH 0xff
 #define QV_DESC_INDEXED 0x100
@@ -1043,14 +1056,15 @@ void __quiver_block_store(void *p, size_t n, size_t width) {
 
 /* Calls of the pass plugin from loops, with the call site's cache c (qv_site): n bytes at p, as
  * one access (desc bits 0-7: its width, 0 for a range or mixed block), bit 8: indexed (the address
- * depends on a value the loop loaded, `p[col[k]]`). */
+ * depends on a value the loop loaded, `p[col[k]]`), bit 9 (QV_RANGE_OF): a range of accesses of
+ * that width. */
 void __quiver_range_load_c(void *p, size_t n, size_t desc, qv_site *c) {
   if (__builtin_expect(qv_rec, 1) && n)
-    access_at((uintptr_t)p, n, 0, QV_RA, (int)(desc & QV_DESC_WIDTH), (desc & QV_DESC_INDEXED) != 0, c);
+    access_at((uintptr_t)p, n, 0, QV_RA, (int)(desc & (QV_DESC_WIDTH | QV_RANGE_OF)), (desc & QV_DESC_INDEXED) != 0, c);
 }
 void __quiver_range_store_c(void *p, size_t n, size_t desc, qv_site *c) {
   if (__builtin_expect(qv_rec, 1) && n)
-    access_at((uintptr_t)p, n, 1, QV_RA, (int)(desc & QV_DESC_WIDTH), (desc & QV_DESC_INDEXED) != 0, c);
+    access_at((uintptr_t)p, n, 1, QV_RA, (int)(desc & (QV_DESC_WIDTH | QV_RANGE_OF)), (desc & QV_DESC_INDEXED) != 0, c);
 }
 
 /* Not used with func,trace-loads,trace-stores, but harmless if a build adds trace-pc-guard. */

@@ -431,6 +431,15 @@ __attribute__((visibility("default"))) void __quiver_range_load(void *p, size_t 
 __attribute__((visibility("default"))) void __quiver_range_store(void *p, size_t n) {
   if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 1, QVM_RA);
 }
+/* -O0 ranges that keep the element width (see qv_access.c): the same here. */
+__attribute__((visibility("default"))) void __quiver_range_load_w(void *p, size_t n, size_t width) {
+  (void)width;
+  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 0, QVM_RA);
+}
+__attribute__((visibility("default"))) void __quiver_range_store_w(void *p, size_t n, size_t width) {
+  (void)width;
+  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 1, QVM_RA);
+}
 /* Calls from loops with a call-site cache (see qv_access.c): this tracer never hands a run to the
  * site (its `lim` stays 0), so every access calls. */
 __attribute__((visibility("default"))) void __quiver_range_load_c(void *p, size_t n, size_t desc, void *c) {

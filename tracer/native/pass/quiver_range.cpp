@@ -538,7 +538,10 @@ public:
           }
           Value *N = B.CreateSub(Hi, Lo);
           if (Run) N = B.CreateSelect(Run, N, ConstantInt::get(IntPtr, 0));
-          CallInst *CI = B.CreateCall(A->Store ? RStore : RLoad, {B.CreateIntToPtr(Lo, B.getPtrTy()), N});
+          FunctionCallee RC = A->Store ? RStore : RLoad;
+          SmallVector<Value *, 3> Args{B.CreateIntToPtr(Lo, B.getPtrTy()), N};
+          if (RC.getFunctionType()->getNumParams() == 3) Args.push_back(ConstantInt::get(IntPtr, A->Bytes)); // -O0: _w
+          CallInst *CI = B.CreateCall(RC, Args);
           if (SiteCache && LI.getLoopFor(T->getParent())) LoopRanges.push_back({CI, A->Store});
         }
         A->Guard = Ok;
@@ -874,7 +877,9 @@ public:
     }
     // 4. range calls inside an outer loop (once per inner loop) get a cache too
     for (auto &[CI, Store] : LoopRanges) {
-      cachedCall(CI, nullptr, CI->getArgOperand(0), CI->getArgOperand(1), Store, 0, CI->getDebugLoc());
+      unsigned Desc = 0; // a range; -O0's `_w` ranges keep their access width (qv_access.c QV_RANGE_OF)
+      if (CI->arg_size() == 3) Desc = (unsigned)cast<ConstantInt>(CI->getArgOperand(2))->getZExtValue() | 0x200;
+      cachedCall(CI, nullptr, CI->getArgOperand(0), CI->getArgOperand(1), Store, Desc, CI->getDebugLoc());
       CI->eraseFromParent();
     }
     return true;
@@ -1272,8 +1277,9 @@ void hoistThroughCopy(Function &F, LoopInfo &LIF, DominatorTree &DTF, TargetLibr
   Module &M = *F.getParent();
   LLVMContext &Ctx = F.getContext();
   Type *Void = Type::getVoidTy(Ctx), *Ptr = PointerType::getUnqual(Ctx), *IntPtr = M.getDataLayout().getIntPtrType(Ctx);
-  FunctionCallee RLoad = callback(M, "__quiver_range_load", FunctionType::get(Void, {Ptr, IntPtr}, false));
-  FunctionCallee RStore = callback(M, "__quiver_range_store", FunctionType::get(Void, {Ptr, IntPtr}, false));
+  // ranges of single accesses of known width: a finding still names the element, as per access
+  FunctionCallee RLoad = callback(M, "__quiver_range_load_w", FunctionType::get(Void, {Ptr, IntPtr, IntPtr}, false));
+  FunctionCallee RStore = callback(M, "__quiver_range_store_w", FunctionType::get(Void, {Ptr, IntPtr, IntPtr}, false));
   std::map<Loop *, std::vector<Access *>> Groups;
   for (Access &A : As)
     if (A.Level >= 0) Groups[A.Loops[A.Level]].push_back(&A);
