@@ -46,6 +46,10 @@
 //    publishes per thread and kind (`__quiver_skip`, initial-exec TLS in libquiver_rt: bytes of a
 //    pending run that drops such an access); volatile loads (any call may move it); the call is
 //    on the unlikely, out-of-line path, so a loop body's calls stay near each other.
+// -O0 (optnone functions, pass at the pipeline's end): the same ranges, found on an analysis-only
+// promoted copy of the function and emitted into the unchanged original (PromotedCopy,
+// hoistThroughCopy; `__quiver_range_load_w/store_w` keep the access width); QUIVER_NO_O0_RANGES=1:
+// none at -O0.
 // QUIVER_NO_RANGE_PASS=1 at compile time: per-access only (the escape hatch);
 // QUIVER_NO_INLINE_SKIP=1: neither inline check nor cache.
 
@@ -1444,7 +1448,8 @@ struct QuiverRangePass : PassInfoMixin<QuiverRangePass> {
 
 // Optimised builds: at the vectoriser's start, so loops are rotated and simplified but not yet
 // split into vector body and remainder (a nest is still a nest); the loop the program normally
-// runs has no callback left, so the vectoriser still vectorises it. -O0: at the end, per access.
+// runs has no callback left, so the vectoriser still vectorises it. -O0: at the end, ranges through
+// a promoted copy (hoistThroughCopy), per access for the rest.
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
   return {LLVM_PLUGIN_API_VERSION, "quiver-range", "1", [](PassBuilder &PB) {
             // (the -O0 pipeline invokes every extension point too: instrument there only once)
