@@ -1241,9 +1241,11 @@ private:
 /// -O0: range calls through a PromotedCopy of F, emitted into F; IF then gives the covered
 /// accesses no callback (or one guarded by the run-time check) and the rest their usual one.
 void hoistThroughCopy(Function &F, LoopInfo &LIF, DominatorTree &DTF, TargetLibraryInfo &TLI, Instrumenter &IF) {
-  PromotedCopy P(F, DTF);
-  if (!P.build(LIF, TLI)) return;
   std::vector<Access> Orig = IF.collect();
+  bool InLoop = false; // (a function without an access in a loop needs no copy)
+  for (Access &O : Orig) InLoop |= LIF.getLoopFor(O.I->getParent()) != nullptr;
+  PromotedCopy P(F, DTF);
+  if (!InLoop || !P.build(LIF, TLI)) return;
   std::vector<Access> As;
   for (Access &O : Orig) {
     auto *LdI = dyn_cast<LoadInst>(O.I);
