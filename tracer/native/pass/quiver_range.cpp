@@ -1053,6 +1053,12 @@ public:
       Value *W = B.CreateBinOp(Op->getOpcode(), X, Y);
       cast<BinaryOperator>(W)->setHasNoSignedWrap(true);
       S->replaceAllUsesWith(W);
+      for (auto &[PHC, Vs] : Slots) // a slot's value may be the extension itself
+        for (auto &[V, Slot] : Vs)
+          if (V == S) V = W;
+      if (Moved.erase(S)) // in a preheader already: rebuilt from its operands, as S would have been
+        for (Value *N : {W, X, Y})
+          if (auto *NI = dyn_cast<Instruction>(N)) Moved.insert(NI);
       S->eraseFromParent();
       for (Value *E : {X, Y})
         if (auto *SE2 = dyn_cast<SExtInst>(E)) Work.push_back(SE2);
