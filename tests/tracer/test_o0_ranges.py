@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_range_pass import PER_ACCESS, RANGE, device_coverage, expected, findings, mapping_report
+from test_range_pass import PER_ACCESS, RANGE, device_coverage, expected, findings, mapping_sites
 
 pytestmark = pytest.mark.clang
 
@@ -54,7 +54,7 @@ def test_O0_ranges_record_the_same_bytes_as_per_access(record_c, name):
         assert run.stdout == runs["per_access"].stdout
     covs = {build: device_coverage(run.open()) for build, run in runs.items()}
     assert covs["range"] == covs["per_access"]
-    assert mapping_report(runs["range"].log) == mapping_report(runs["per_access"].log)
+    assert mapping_sites(runs["range"].log) == mapping_sites(runs["per_access"].log)
     assert findings(runs["range"].log, src) == expected(src)
 
 

@@ -129,6 +129,13 @@ def mapping_report(log: Path) -> list[tuple]:
                   for f in json.loads(r.stdout)["findings"])
 
 
+def mapping_sites(log: Path) -> list[tuple]:
+    """mapping_report() without the bytes: how often a thread's re-read of bytes it already read in
+    the kernel is dropped depends on which runs are still pending, which ranges change (the element,
+    line and variable do not)."""
+    return [r[:-1] for r in mapping_report(log)]
+
+
 def test_unrolled_loop_is_one_record_per_nest(record_c):
     """The W reads of a row, unrolled by the compiler into straight-line loads, each stride over the
     rows: their W strided records are one record of W elements per row, rows that touch (one range
@@ -195,7 +202,7 @@ def test_O0_skips_private_slots_and_records_the_same_bytes(record_c, name):
         assert run.stdout == runs["per_access"].stdout
     covs = {build: device_coverage(run.open()) for build, run in runs.items()}
     assert covs["range"] == covs["per_access"]
-    assert mapping_report(runs["range"].log) == mapping_report(runs["per_access"].log)
+    assert mapping_sites(runs["range"].log) == mapping_sites(runs["per_access"].log)  # -O0 ranges: see mapping_sites
 
 
 NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
