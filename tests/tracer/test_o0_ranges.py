@@ -20,7 +20,7 @@ from test_range_pass import PER_ACCESS, RANGE, device_coverage, expected, findin
 pytestmark = pytest.mark.clang
 
 TRACE = str(Path(sys.executable).with_name("trace"))
-RANGE_CALL = re.compile(r"call void @__quiver_range_(?:load|store)(?:_w)?\(.*!dbg !(\d+)")
+RANGE_CALL = re.compile(r"call void @__quiver_range_(?:load|store)(?:_w|_strided)?\(.*!dbg !(\d+)")
 
 
 def device_ir(src: Path, env: dict[str, str] | None = None) -> str:
@@ -35,7 +35,7 @@ def range_lines(ir: str) -> set[int]:
 
 
 def test_O0_hoists_affine_loops_only():
-    """The 2D sweep with halo (5 accesses, line 21), the pointer walk (34) and the last loops (39: `v[i]`
+    """The 2D sweep with halo (5 accesses, line 21: strided records), the pointer walk (34) and the last loops (39: `v[i]`
     and the loop-invariant `s`; 40, which never runs: a call that reports no bytes) are hoisted; the
     loop whose bound moves (26-27), the loop that breaks (31-32) and the loop calling `fill` (36-37)
     keep their per-access calls."""
