@@ -31,6 +31,8 @@ def test_unmapped_and_neighbour_programs(record_c, src: Path, opt: str):
         assert f["fix"], f
         if f["kind"] == "unmapped-memory":
             assert "map(" in f["fix"] and f"{f['variable']}[0:" in f["fix"], f["fix"]
+            # hoisted ranges keep their access width at every level: elements, not bytes
+            assert f["element_size"] in (4, 8) and "sizeof" not in f["fix"], f
             assert not any(r["role"] == "map-clause" for r in f["related"]), f
 
 

@@ -5,7 +5,8 @@
 // SanitizerCoverage (`__sanitizer_cov_load{1,2,4,8,16}(p)` / `__sanitizer_cov_store*` before
 // the access, same accesses, same debug locations), except that an access the compiler can
 // describe as a byte range over a whole loop is reported ONCE, in the loop preheader:
-// `__quiver_range_load(lo, bytes)` / `__quiver_range_store(lo, bytes)`.
+// `__quiver_range_load_w(lo, bytes, width)` / `__quiver_range_store_w(...)` (width: the bytes of one
+// access, so a report names the element).
 //
 // What is hoisted (docs/cc.md "How accesses are instrumented"):
 //  - a simple (non-volatile, non-atomic) load/store whose address is an affine SCEV AddRec
@@ -544,7 +545,7 @@ public:
           if (Run) N = B.CreateSelect(Run, N, ConstantInt::get(IntPtr, 0));
           FunctionCallee RC = A->Store ? RStore : RLoad;
           SmallVector<Value *, 3> Args{B.CreateIntToPtr(Lo, B.getPtrTy()), N};
-          if (RC.getFunctionType()->getNumParams() == 3) Args.push_back(ConstantInt::get(IntPtr, A->Bytes)); // -O0: _w
+          if (RC.getFunctionType()->getNumParams() == 3) Args.push_back(ConstantInt::get(IntPtr, A->Bytes)); // _w
           CallInst *CI = B.CreateCall(RC, Args);
           if (SiteCache && LI.getLoopFor(T->getParent())) LoopRanges.push_back({CI, A->Store});
         }
@@ -817,8 +818,9 @@ public:
     LLVMContext &Ctx = F.getContext();
     Module &M = *F.getParent();
     Type *Void = Type::getVoidTy(Ctx), *Ptr = PointerType::getUnqual(Ctx);
-    FunctionCallee RLoad = callback(M, "__quiver_range_load", FunctionType::get(Void, {Ptr, IntPtr}, false));
-    FunctionCallee RStore = callback(M, "__quiver_range_store", FunctionType::get(Void, {Ptr, IntPtr}, false));
+    // ranges of single accesses of known width (the loop is not vectorised yet): a finding names the element
+    FunctionCallee RLoad = callback(M, "__quiver_range_load_w", FunctionType::get(Void, {Ptr, IntPtr, IntPtr}, false));
+    FunctionCallee RStore = callback(M, "__quiver_range_store_w", FunctionType::get(Void, {Ptr, IntPtr, IntPtr}, false));
     // 1. range calls (all SCEV expansion before the CFG changes below)
     std::map<Loop *, std::vector<Access *>> Groups;
     for (Access &A : As)
@@ -881,7 +883,7 @@ public:
     }
     // 4. range calls inside an outer loop (once per inner loop) get a cache too
     for (auto &[CI, Store] : LoopRanges) {
-      unsigned Desc = 0; // a range; -O0's `_w` ranges keep their access width (qv_access.c QV_RANGE_OF)
+      unsigned Desc = 0; // a range; `_w` ranges keep their access width (qv_access.c QV_RANGE_OF)
       if (CI->arg_size() == 3) Desc = (unsigned)cast<ConstantInt>(CI->getArgOperand(2))->getZExtValue() | 0x200;
       cachedCall(CI, nullptr, CI->getArgOperand(0), CI->getArgOperand(1), Store, Desc, CI->getDebugLoc());
       CI->eraseFromParent();
