@@ -55,6 +55,8 @@ class _View:
         self.row = int(c["row"][i])
         self.loc = log.location(int(c["loc"][i]))
         self.thread = int(log.col("thread")[self.row])
+        self.unit = int(c["issuer"][i])
+        self.in_task = int(ro.unit_thread[self.unit]) < 0    # a deferred explicit task (rma.sync units)
         # name the thread when its rank runs several (hybrid MPI + OpenMP)
         self.threaded = int(np.count_nonzero(ro.unit_rank == ro.unit_rank[c["issuer"][i]])) > 1
 
@@ -106,24 +108,32 @@ def _completion_call(x: _View) -> str:
 
 
 def _threads_fix(x: _View, y: _View) -> str:
-    """Two threads of one rank: the OpenMP synchronisation (and MPI completion) that is missing."""
+    """Two threads (or explicit tasks) of one rank: the OpenMP synchronisation (and MPI completion) missing."""
     if x.local and not y.local:
         x, y = y, x
-    sync = ("`#pragma omp barrier` between them, or a lock / `critical` section the first thread leaves after "
-            "it and the second enters before")
+    if x.in_task or y.in_task:
+        who = f"the tasks of {x.line()} and line {y.loc.line} on rank {x.rank}"
+        where, later = "in its task", "the task of"
+        sync = ("`depend(out: ...)` on the first task and `depend(in: ...)` on the second (the buffer), or a "
+                "`taskwait` / `taskgroup` between them")
+    else:
+        who = f"threads {x.thread} and {y.thread} of rank {x.rank}"
+        where, later = f"on thread {x.thread}", ""
+        sync = ("`#pragma omp barrier` between them, or a lock / `critical` section the first thread leaves after "
+                "it and the second enters before")
     if y.local or x.atomic == y.atomic:
         done = "" if x.role in (TARGET_READ,) and not x.write else f" with {_completion_call(x)}"
         what = f"the {y.describe()} at line {y.loc.line}" if y.local else f"the {y.call} at line {y.loc.line}"
-        return (f"threads {x.thread} and {y.thread} of rank {x.rank} are not ordered: complete the {x.call} at "
-                f"{x.line()}{done} on thread {x.thread}, then order {what} on thread {y.thread} after it with "
-                f"{sync}")
+        on = "" if later else f" on thread {y.thread}"
+        return (f"{who} are not ordered: complete the {x.call} at {x.line()}{done} {where}, then order "
+                f"{later + ' ' if later else ''}{what}{on} after it with {sync}")
     return (f"use the same operation and basic datatype in both accumulates ({x.line()} and line {y.loc.line}) "
-            f"so MPI makes them atomic, or order threads {x.thread} and {y.thread} of rank {x.rank} with {sync}")
+            f"so MPI makes them atomic, or order {who} with {sync}")
 
 
 def fix_text(x: _View, y: _View) -> str:
     """The synchronisation that is missing between x (earlier) and y (later)."""
-    if x.rank == y.rank and x.thread != y.thread and (x.threaded or y.threaded):
+    if x.rank == y.rank and (x.thread != y.thread or x.unit != y.unit) and (x.threaded or y.threaded):
         return _threads_fix(x, y)
     text = _fix_text(x, y)
     local = x if x.local else y if y.local else None

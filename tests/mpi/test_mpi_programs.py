@@ -163,3 +163,14 @@ def test_hybrid_finding_names_threads_and_the_openmp_fix(mpi_record):
                                 f"{line['A']} with MPI_Win_flush_local(1, win) on thread 0, then order the store at line "
                                 f"{line['B']} on thread 1")
     assert "on rank 1 the store runs on thread 1" in get.fix and get.details["memory_rank"] == 1
+
+
+def test_hybrid_task_race_gets_a_task_fix(mpi_record):
+    """A task's MPI_Put races with its creator's store: the fix orders tasks (depend, taskwait,
+    taskgroup), not threads with a barrier, which a task inside `single` cannot use."""
+    line = next(p for p in PROGRAMS if p.name == "thr_taskgroup").lines
+    [store] = [f for f in findings(mpi_record("thr_taskgroup")) if f.access.line == line["B"]]
+    assert store.fix.startswith(f"the tasks of line {line['A']} and line {line['B']} on rank 0 are not ordered: "
+                                f"complete the MPI_Put at line {line['A']} with MPI_Win_flush_local(1, win) in its "
+                                "task, then order the task of the store")
+    assert "taskwait" in store.fix and "barrier" not in store.fix
