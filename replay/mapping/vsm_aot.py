@@ -25,7 +25,10 @@ goes, ``make aot`` says the module was not built and the cached numba kernel run
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 
@@ -110,11 +113,17 @@ def build(output_dir: Path | None = None) -> Path:
 
 
 def main() -> int:
+    # numba.pycc and distutils leave their build directories (temp.c, *_kernels) in the temp dir:
+    # give them a private one and remove it
+    scratch = tempfile.mkdtemp(prefix="quiver-aot-")
+    os.environ["TMPDIR"] = tempfile.tempdir = scratch
     try:
         path = build()
     except Exception as e:  # noqa: BLE001 -- the numba kernel still works: say why and go on
         print(f"vsm_aot: not built ({type(e).__name__}: {e}); `trace analyze` will use numba", file=sys.stderr)
         return 1
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     print(f"vsm_aot: built {path}")
     return 0
 
