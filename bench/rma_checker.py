@@ -86,8 +86,12 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    path = args.out or Path(tempfile.mkdtemp()) / "rma-bench.arrow"
-    n = make_log(path, args.events)
+    with tempfile.TemporaryDirectory(prefix="quiver-bench-rma-") as tmp:
+        run(args.out or Path(tmp) / "rma-bench.arrow", args.events)
+
+
+def run(path: Path, events: int) -> None:
+    n = make_log(path, events)
     check_rma(read_log(path))           # numba compilation (cached on disk after the first run)
     for baseline in (False, True):
         t0 = time.perf_counter()
