@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_range_pass import PER_ACCESS, RANGE, device_coverage, expected, findings, mapping_sites
+from test_range_pass import RANGE, expected, findings, same_bytes_as_per_access
 
 pytestmark = pytest.mark.clang
 
@@ -46,15 +46,7 @@ def test_O0_hoists_affine_loops_only():
 @pytest.mark.parametrize("name", ["o0_loop_shapes", "stencil_nest", "inplace_prefix", "hoisted_uninit"])
 def test_O0_ranges_record_the_same_bytes_as_per_access(record_c, name):
     src = RANGE / f"{name}.c"
-    args = ["24"] if name == "stencil_nest" else []
-    runs = {build: record_c(src, args=args, opt="-O0", extra=extra)
-            for build, extra in (("range", ()), ("per_access", PER_ACCESS))}
-    for build, run in runs.items():
-        assert run.returncode == 0, (build, run.stderr)
-        assert run.stdout == runs["per_access"].stdout
-    covs = {build: device_coverage(run.open()) for build, run in runs.items()}
-    assert covs["range"] == covs["per_access"]
-    assert mapping_sites(runs["range"].log) == mapping_sites(runs["per_access"].log)
+    runs = same_bytes_as_per_access(record_c, src, "-O0")
     assert findings(runs["range"].log, src) == expected(src)
 
 

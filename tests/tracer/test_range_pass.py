@@ -194,15 +194,22 @@ def test_O0_skips_private_slots_and_records_the_same_bytes(record_c, name):
                             str(src), "-o", "-"], capture_output=True, text=True, check=True).stdout
     calls = len(re.findall(r"call void @__(?:sanitizer_cov|quiver)_\w+\(", ir))
     assert "__quiver_skip" in ir and 0 < calls < len(re.findall(r"call void @__sanitizer_cov_(?:load|store)", plain))
-    args = ["24"] if name == "stencil_nest" else []
-    runs = {build: record_c(src, args=args, opt="-O0", extra=extra)
+    same_bytes_as_per_access(record_c, src, "-O0")
+
+
+def same_bytes_as_per_access(record_c, src: Path, opt: str) -> dict:
+    """Record ``src`` built with the pass and per access (``PER_ACCESS``): same output, same device
+    bytes per line, same mapping findings (see mapping_sites); the two runs, by build."""
+    args = ["24"] if src.stem == "stencil_nest" else []
+    runs = {build: record_c(src, args=args, opt=opt, extra=extra)
             for build, extra in (("range", ()), ("per_access", PER_ACCESS))}
     for build, run in runs.items():
         assert run.returncode == 0, (build, run.stderr)
         assert run.stdout == runs["per_access"].stdout
     covs = {build: device_coverage(run.open()) for build, run in runs.items()}
     assert covs["range"] == covs["per_access"]
-    assert mapping_sites(runs["range"].log) == mapping_sites(runs["per_access"].log)  # -O0 ranges: see mapping_sites
+    assert mapping_sites(runs["range"].log) == mapping_sites(runs["per_access"].log)
+    return runs
 
 
 NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
