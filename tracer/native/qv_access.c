@@ -365,7 +365,8 @@ void qv_runs_flush(qv_tls *t) {
 }
 
 /* width: bytes of one access (1..16), 0 for a range or mixed block; with QV_RANGE_OF, a range of
- * accesses of that many bytes each (an -O0 hoisted loop: ranged, but reports keep the element). */
+ * accesses of that many bytes each (a hoisted loop, at every -O level: ranged, but reports keep the
+ * element). */
 #define QV_RANGE_OF 0x200
 #define QV_ELEM(width) ((width) & 0xff)
 #define QV_IS_RANGE(width) (!QV_ELEM(width) || ((width) & QV_RANGE_OF))
@@ -963,7 +964,7 @@ void __quiver_range_load(void *p, size_t n) {
 void __quiver_range_store(void *p, size_t n) {
   if (__builtin_expect(qv_rec, 1) && n) access_at((uintptr_t)p, n, 1, QV_RA, 0, 0, NULL);
 }
-/* The same, for a range of `width`-byte accesses (-O0 builds): the run keeps the element width. */
+/* The same, for a range of `width`-byte accesses (hoisted loops): the run keeps the element width. */
 void __quiver_range_load_w(void *p, size_t n, size_t width) {
   if (__builtin_expect(qv_rec, 1) && n) access_at((uintptr_t)p, n, 0, QV_RA, (int)(width & 0xff) | QV_RANGE_OF, 0, NULL);
 }

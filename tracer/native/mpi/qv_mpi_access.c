@@ -431,7 +431,7 @@ __attribute__((visibility("default"))) void __quiver_range_load(void *p, size_t 
 __attribute__((visibility("default"))) void __quiver_range_store(void *p, size_t n) {
   if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 1, QVM_RA);
 }
-/* -O0 ranges that keep the element width (see qv_access.c): the same here. */
+/* Hoisted ranges that keep the element width (see qv_access.c): the same here. */
 __attribute__((visibility("default"))) void __quiver_range_load_w(void *p, size_t n, size_t width) {
   (void)width;
   if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 0, QVM_RA);
