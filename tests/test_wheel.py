@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from quiver.tracer.native import SOURCE_SUFFIXES
 
 pytestmark = [pytest.mark.slow, pytest.mark.clang]
 
@@ -74,9 +75,9 @@ def test_wheel_ships_every_native_source(installed):
     package, native_dir, built = (Path(x) for x in out)
     assert package.is_relative_to(venv) and native_dir.is_relative_to(venv)
     ours = {p.relative_to(REPO / "tracer" / "native") for p in (REPO / "tracer" / "native").rglob("*")
-            if p.suffix in (".c", ".h", ".cpp") and "build" not in p.parts}
+            if p.suffix in SOURCE_SUFFIXES and "build" not in p.parts}
     shipped = {p.relative_to(native_dir) for p in native_dir.rglob("*")
-               if p.suffix in (".c", ".h", ".cpp") and "build" not in p.parts}
+               if p.suffix in SOURCE_SUFFIXES and "build" not in p.parts}
     assert ours == shipped
     libs = {p.name for p in built.iterdir()}
     assert {"libquiver_rt.so", "libquiver_omp.so", "libquiver_range.so"} <= libs

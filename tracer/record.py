@@ -95,6 +95,10 @@ def resolve_program(prog: str) -> Path | None:
     return Path(found) if found else None
 
 
+# names only a binary built by `trace cc` / `trace mpicc` calls (tracer/native/qv_entry_points.inc)
+INSTRUMENTED_MARKERS = (b"__sanitizer_cov_load", b"__quiver_range_load")
+
+
 def is_instrumented(path: Path | None) -> bool:
     """Built with `trace cc`: the binary calls the sanitizer-coverage load callbacks."""
     if path is None or not path.is_file():
@@ -105,7 +109,7 @@ def is_instrumented(path: Path | None) -> bool:
             if head != b"\x7fELF":
                 return False
             body = f.read()
-            return b"__sanitizer_cov_load" in body or b"__quiver_range_load" in body
+            return any(marker in body for marker in INSTRUMENTED_MARKERS)
     except OSError:
         return False
 

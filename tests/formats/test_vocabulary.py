@@ -1,5 +1,6 @@
-"""One vocabulary: the codes the native tracers write are the codes formats/schema.py declares, and
-the raw record layout of qv_raw.h is the one finalize reads (tracer/rawread.RAW_DTYPE).
+"""One vocabulary: the codes the native tracers write are the codes formats/schema.py declares, the
+raw record layout of qv_raw.h is the one finalize reads (tracer/rawread.RAW_DTYPE), and the entry
+points the pass plugin calls are listed once (qv_entry_points.inc) for both tracers and the pass.
 
 The C headers are parsed (enums, #defines, the qv_event_t struct) and every constant is compared
 with its declaration in Python, so a code changed or added on one side only fails here.
@@ -24,6 +25,7 @@ from quiver.formats import (
 )
 from quiver.formats.names import ALLOC_NAMES, CONSTRUCT_NAMES, CONSTRUCT_NAMES_BY_KEY
 from quiver.tracer import rawread
+from quiver.tracer.record import INSTRUMENTED_MARKERS
 
 NATIVE = Path(__file__).resolve().parents[2] / "tracer" / "native"
 
@@ -105,3 +107,41 @@ def test_format_md_states_the_current_version():
 
     doc = (Path(__file__).resolve().parents[2] / "formats" / "FORMAT.md").read_text()
     assert doc.splitlines()[0] == f"# The quiver event log, format version {FORMAT_VERSION}"
+
+
+def entry_points() -> dict[str, str]:
+    """``QV_ENTRY(name, write, shape, params)`` and ``QV_COV(kind, bytes, type, write)`` lines of
+    qv_entry_points.inc: C name -> parameter list."""
+    text = re.sub(r"/\*.*?\*/", "", (NATIVE / "qv_entry_points.inc").read_text(), flags=re.DOTALL)
+    out = {f"__quiver_{name}": params for name, params in re.findall(r"QV_ENTRY\((\w+), -?\d, \w+, (\(.*?\))\)", text)}
+    out |= {f"__sanitizer_cov_{kind}{n}": f"({ctype} *p)"
+            for kind, n, ctype in re.findall(r"QV_COV\((load|store), (\d+), (\w+), \d\)", text)}
+    return out
+
+
+def test_entry_points_are_declared_once_for_both_tracers_and_the_pass():
+    entries = entry_points()
+    assert len(entries) == 21 and "__quiver_range_load_c" in entries and "__sanitizer_cov_store16" in entries
+    assert all(re.fullmatch(r"\(void \*p(, size_t \w+)*(, struct qv_site \*c)?\)|\(\w+ \*p\)", p) for p in entries.values())
+    # the coalescer both tracers include defines every entry from the list; neither tracer spells one
+    coalescer = (NATIVE / "qv_coalesce.inc").read_text()
+    assert '#include "qv_entry_points.inc"' in coalescer and "#define QV_ENTRY(" in coalescer
+    for tracer, include in (("qv_access.c", '"qv_coalesce.inc"'), ("mpi/qv_mpi_access.c", '"../qv_coalesce.inc"')):
+        text = (NATIVE / tracer).read_text()
+        assert f"#include {include}" in text
+        assert not re.findall(r"void (__quiver_\w+|__sanitizer_cov_(?:load|store)\d+)\(", text), tracer
+    # the pass names entries through the list only
+    pass_src = (NATIVE / "pass" / "quiver_range.cpp").read_text()
+    assert '#include "../qv_entry_points.inc"' in pass_src
+    assert not re.findall(r'"__quiver_(?:range|block|atomic)\w*"', pass_src)
+    # what Python looks for in a binary is a name of the list
+    for marker in INSTRUMENTED_MARKERS:
+        assert any(name.startswith(marker.decode()) for name in entries), marker
+
+
+def test_entry_desc_bits_are_stated_once():
+    bits = c_constants("qv_entry.h")
+    assert bits == {"QV_DESC_WIDTH": 0xFF, "QV_DESC_INDEXED": 0x100, "QV_RANGE_OF": 0x200}
+    for name in ("qv_coalesce.inc", "qv_access.c", "mpi/qv_mpi_access.c", "pass/quiver_range.cpp"):
+        text = re.sub(r"/\*.*?\*/|//[^\n]*", "", (NATIVE / name).read_text(), flags=re.DOTALL)
+        assert not re.findall(r"#define QV_(DESC_\w+|RANGE_OF)\b|0x[12]00\b", text), name

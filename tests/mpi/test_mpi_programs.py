@@ -54,6 +54,19 @@ def test_fig4a_finding_in_detail(mpi_record):
                      "before line 13")
 
 
+def test_window_column_is_one_strided_access_run(mpi_record):
+    """The MPI tracer coalesces like the OpenMP tracer (tracer/native/qv_coalesce.inc): the 32 loads
+    of one window column, 128 bytes apart, are one strided ACCESS row, not one row per element."""
+    rec = mpi_record("column_race")
+    log = read_log(rec.log)
+    access = (log.col("kind") == 50) & (log.col("rank") == 1)
+    rows = [(int(s), int(st), int(b), int(o)) for s, st, b, o in
+            zip(log.col("size")[access], log.col("addr2")[access], log.col("aux2")[access], log.col("op")[access])]
+    assert rows == [(4, 128, 32, 0)]
+    f, = findings(rec)
+    assert f.details["byte_range"] == [652, 656] and f.access.line == rec.program.lines["B"]
+
+
 def test_fig4c_names_window_bytes_and_ranks(mpi_record):
     f, = findings(mpi_record("fig4c_race"))
     assert f.details["ranks"] == [0, 2] and f.details["memory_rank"] == 1

@@ -7,7 +7,9 @@ hash of the sources names the output directory, so binaries built by `trace cc` 
 Libraries (all shared, linked into the program and into its device image):
   libquiver_rt.so   the raw-chunk writer (qv_buffer.c), one per process
   libquiver_omp.so  OMPT tool, offload entry wrappers, access callbacks, heap interposition
-  (qv_rangeset.c, the watched address ranges, is compiled into it and into the PMPI library)
+  (qv_rangeset.c, the watched address ranges, is compiled into it and into the PMPI library, and so
+  is the access-run coalescer qv_coalesce.inc, included by both tracers' access files together with
+  the list of the pass plugin's entry points, qv_entry_points.inc)
   libquiver_range.so  LLVM pass plugin `trace cc` loads with -fpass-plugin (pass/quiver_range.cpp):
                       load/store callbacks, one range call per loop for affine accesses; not built
                       (per-access -fsanitize-coverage instead) when llvm-19-dev is not installed
@@ -32,6 +34,8 @@ CXX = os.environ.get("QUIVER_CLANGXX", "clang++-19")
 LLVM_CONFIG = os.environ.get("QUIVER_LLVM_CONFIG", "llvm-config-19")
 PASS_SOURCE = "pass/quiver_range.cpp"
 PASS_LIB = "libquiver_range.so"
+# what the build reads (and the wheel ships: pyproject package-data, tests/test_wheel.py)
+SOURCE_SUFFIXES = (".c", ".h", ".inc", ".cpp")
 CFLAGS = ["-O2", "-g", "-fPIC", "-Wall", "-Wextra", "-std=gnu11", "-fno-omit-frame-pointer"]
 
 
@@ -60,7 +64,7 @@ LIBS: list[NativeLib] = [
 
 
 def _source_files() -> list[Path]:
-    files = [p for p in NATIVE_DIR.rglob("*") if p.suffix in (".c", ".h", ".cpp") and "build" not in p.parts]
+    files = [p for p in NATIVE_DIR.rglob("*") if p.suffix in SOURCE_SUFFIXES and "build" not in p.parts]
     return sorted(files)
 
 

@@ -469,7 +469,7 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data, const ompt_fr
   size_t k = (size_t)id % QV_REGIONS;
   g_regions[k].dev = t->dev;
   g_regions[k].construct = t->construct;
-  g_regions[k].strided = t->strided;
+  g_regions[k].strided = t->c.strided;
   atomic_store_explicit(&g_regions[k].region, id, memory_order_release);
   /* the fork: everything the team does is ordered after what this thread did before */
   qv_event_t e = QV_EVENT_INIT;
@@ -590,7 +590,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
     t->region = parallel_data ? (int64_t)parallel_data->value : -1;
     /* remember the side this thread was on, restored at the end */
     task_data->value =
-        t->dev >= 0 ? ((uint64_t)t->construct << 8) | ((uint64_t)(t->strided != 0) << 7) | (uint64_t)(t->dev + 1) : 0;
+        t->dev >= 0 ? ((uint64_t)t->construct << 8) | ((uint64_t)(t->c.strided != 0) << 7) | (uint64_t)(t->dev + 1) : 0;
     int32_t dev = -1, strided = 0;
     int64_t construct = -1;
     if (parallel_data) {

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "qv_coalesce.h"
 #include "qv_raw.h"
 
 /* formats/schema.py codes used natively */
@@ -30,44 +31,7 @@ enum { QV_C_TARGET = 1, QV_C_DATA = 2, QV_C_ENTER = 3, QV_C_EXIT = 4, QV_C_UPDAT
 enum { QV_ALLOC_MALLOC = 1, QV_ALLOC_CALLOC = 2, QV_ALLOC_REALLOC = 3, QV_ALLOC_ALIGNED = 4, QV_ALLOC_NEW = 7,
        QV_ALLOC_NEW_ARRAY = 8 };
 
-/* Pending access runs per thread (qv_access.c): at most QV_RUN_GENERAL ordinary ones, the other
- * slots hold the interleaved streams of one access split from a strided run (a "family"). */
-#define QV_RUN_SLOTS 32
-#define QV_RUN_GENERAL 8
-#define QV_RUN_HASH_BITS 8
 #define QV_MAX_ARGS 64
-
-/* A call site's cache, in the program's thread-local storage (pass/quiver_range.cpp makes one per
- * call site in a loop): an access of the site at `next` whose end is at most `lim` the program
- * records itself, without a call: next = end + step. step 0: it belongs to the run the site fed
- * last (contiguous); else to the next run of a chain of family members (qv_access.c). */
-typedef struct qv_site {
-  uintptr_t next, lim, step;
-} qv_site;
-
-#define QV_CHAIN_MAX 24
-
-typedef struct qv_run {
-  uintptr_t lo, hi; /* [lo, hi): the whole span (tail included) */
-  /* stride 0: one contiguous block [lo, hi). Else `blocks` complete blocks [lo + i*stride, + bsize)
-   * and a tail [tlo, thi) (empty when equal): the next block, still being filled */
-  uintptr_t stride, bsize, tlo, thi;
-  uint64_t blocks;
-  uint64_t recip;   /* ceil(2^64 / stride): block index of an offset below 2^32 by one multiply */
-  uintptr_t phase;  /* family members: lo mod the family stride */
-  uintptr_t lim;    /* no other pending run touches [where the run continues, lim) ... */
-  int32_t lim_ok;   /* ... when set (cleared when a run's bytes may have entered the window) */
-  uintptr_t pc;
-  int64_t t0;
-  uint64_t seq;     /* start order among this thread's runs (0 = slot empty) */
-  int32_t write;
-  int32_t width;    /* bytes of each single access in the run; 0 = mixed or a hoisted range */
-  int32_t succ;     /* 1 + slot of the run that took the next access of the kind last time (0 none) */
-  int32_t ranged;   /* started by a range (width 0: a hoisted loop, mem*): grows with another PC's
-                       accesses only when they are ranges too (a range call sits in a loop's
-                       preheader, near code that is not that loop's body) */
-  qv_site *site;    /* the call site that grows it without calls (NULL none) */
-} qv_run;
 
 /* What an offload entry wrapper tells the OMPT callbacks nested in it. */
 typedef struct qv_pending {
@@ -85,7 +49,6 @@ typedef struct qv_pending {
 
 typedef struct qv_tls {
   int32_t dev;            /* -1: host side; else device number of the kernel this thread runs */
-  int32_t strided;        /* device side of a kernel that is not nowait: runs may become strided */
   int32_t cur_nowait;     /* the current construct is nowait (set at target_emi begin) */
   int32_t in_tool;        /* >0: inside the tracer itself: nothing is recorded */
   int32_t in_rt;          /* >0: inside an offload entry point: allocations and host-side mem* are the runtime's */
@@ -93,49 +56,8 @@ typedef struct qv_tls {
   uintptr_t stk_lo, stk_hi;   /* own kernel stack while on the device side: accesses dropped */
   uintptr_t stk_base_lo;  /* lowest address of this thread's stack (cached) */
   uintptr_t stk_top;      /* highest address of this thread's stack (cached, workers) */
-  uint64_t run_seq;
-  uint64_t epoch;         /* bumped when a run's window is taken away (windows_cut) */
-  /* access fast paths (qv_access.c), per kind (0 read, 1 write) */
-  uintptr_t skip_lo[2], skip_hi[2]; /* bytes of a pending run that drops such an access there */
-  int32_t skip_slot[2];   /* that run's slot */
-  uintptr_t gnext[2];     /* where the run that took the last access of the kind continues (0 none) */
-  int32_t hot[2];         /* its slot */
-  uintptr_t pnext[2];     /* where the run that came after it last time continues (0 none) */
-  int32_t pslot[2];       /* its slot */
-  uint32_t occ;           /* occupied run slots */
-  uint32_t fam;           /* slots of the family: runs of one access with pairwise disjoint phases */
-  uint32_t attached;      /* slots of runs a call site grows (qv_run.site) */
-  int32_t took_slot;      /* the run that took the current access (-1: none, or dropped) */
-  /* the chain of family members a call site appends to (chain_site NULL: none): member
-   * chain_slot[j] takes the access at chain_first + j * chain_step (chain_bytes bytes) */
-  qv_site *chain_site;
-  uintptr_t chain_first, chain_step, chain_bytes;
-  int32_t chain_len;
-  int8_t chain_slot[QV_CHAIN_MAX];
-  /* the last chain, for the next round (lbm: the next cell) when nothing else changed */
-  qv_site *chain_last_site;
-  int32_t chain_head, chain_full;
-  uintptr_t chain_head_at;
-  intptr_t chain_room;    /* how much further every member's block may move and stay in its window */
-  uint64_t chain_epoch, chain_seq, chain_emits;
-  uint64_t emits;         /* runs emitted so far (a chain's members are still pending while unchanged) */
-  uintptr_t fam_pc, fam_stride, fam_bsize;
-  int32_t fam_write;
-  uintptr_t fam_lo, fam_hi;   /* hull of the family's runs (never shrinks until it is emitted) */
-  /* per kind (0 read, 1 write): hull of the runs written out while a run that started before them
-   * was still pending, and the latest start among them: such an older run may not grow into it
-   * (its time would put the new bytes before those runs' accesses) when one of the two writes;
-   * ghost_gen: one of them was not a member of the current family (else the members, whose phases
-   * never meet, need not look) */
-  uintptr_t ghost_lo[2], ghost_hi[2];
-  uint64_t ghost_seq[2];
-  int32_t ghost_gen[2];
-  uint8_t next[1 << QV_RUN_HASH_BITS]; /* 1 + slot of the run that continues at an address (by hash), 0 none */
-  /* filter caches: [flo, fhi) needs no lookup while fgen is current */
-  uintptr_t flo, fhi;
-  uint64_t fgen;
-  int32_t fkeep;          /* 1: accesses there are kept, 0: dropped */
-  qv_run runs[QV_RUN_SLOTS];
+  qv_coal c;              /* pending access runs (qv_coalesce.h); c.strided: device side of a kernel
+                             that is not nowait, where runs may become strided */
   int slot_idx;           /* index in the global kernel-stack table, -1 = none */
   /* current construct on this thread (set at target_emi begin, nested in the wrapper) */
   int64_t cur_construct;

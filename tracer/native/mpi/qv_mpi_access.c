@@ -5,9 +5,13 @@
  * they take no lock and allocate nothing. The watched ranges (window memory,
  * plus origin/result buffers of RMA calls that have not completed yet) are a
  * qv_rangeset (../qv_rangeset.c, shared with the OpenMP tracer): writers
- * rebuild it under a mutex, readers binary-search it. Adjacent accesses from one PC are
- * coalesced into runs (a few per thread); every MPI wrapper flushes the runs
- * first, so accesses keep their place between MPI calls in the log.
+ * rebuild it under a mutex, readers binary-search it. Watched accesses are
+ * coalesced into runs by the coalescer the OpenMP tracer uses too
+ * (../qv_coalesce.inc: contiguous and strided runs, interleaved streams,
+ * call-site caches); every MPI wrapper flushes the runs first, so accesses keep
+ * their place between MPI calls in the log. Unlike the OpenMP tracer, only one
+ * PC's accesses form a run and no access is dropped (an RMA finding names the
+ * line of every access it involves).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -18,6 +22,7 @@
 #include <sys/mman.h>
 
 #include "qv_mpi_int.h"
+#include "../qv_coalesce.h"
 #include "../qv_rangeset.h"
 
 int qvm_on;
@@ -32,8 +37,6 @@ void qvm_access_init(void) { g_next = (qvm_next_fn)dlsym(RTLD_DEFAULT, "qv_acces
 /* ---- published ranges (../qv_rangeset.h) ---- */
 
 static qv_rangeset g_set = QV_RANGESET_INIT;
-
-static inline int tracked(uintptr_t a, uintptr_t n) { return qv_in_ranges(&g_set, a, n); }
 
 /* ---- the entries behind them (mutex) ---- */
 
@@ -140,10 +143,12 @@ void qvm_untrack_range(uintptr_t lo, uintptr_t hi, int64_t win) {
   remove_where(match_range, &m);
 }
 
-/* ---- per-thread access runs ---- */
+/* ---- per-thread access runs (the shared coalescer's hooks) ---- */
 
-#define QVM_RUN_SLOTS 4
+static __thread qv_coal t_coal __attribute__((tls_model("initial-exec")));
+static __thread int t_in_tool __attribute__((tls_model("initial-exec")));
 
+/* A run of the recent-access rings (below): one PC's adjacent accesses. */
 typedef struct {
   uintptr_t lo, hi, pc;
   int64_t t0;
@@ -151,34 +156,62 @@ typedef struct {
   int32_t write;
 } qvm_run;
 
-typedef struct {
-  uint64_t run_seq;
-  int in_tool;
-  qvm_run runs[QVM_RUN_SLOTS];
-} qvm_tls;
+#define QVM_RUN_SLOTS 4
 
-static __thread qvm_tls t_acc __attribute__((tls_model("initial-exec")));
-
-/* The access event of bytes [lo, hi) of a run. */
-static qv_event_t run_event(const qvm_run *r, uintptr_t lo, uintptr_t hi) {
+/* The access event of bytes [lo, hi) of a run of kind `write` from `pc` that started at t0. */
+static qv_event_t run_event(int64_t t0, int write, uintptr_t pc, uintptr_t lo, uintptr_t hi) {
   qv_event_t e = QV_EVENT_INIT;
-  e.time_ns = r->t0;
+  e.time_ns = t0;
   e.kind = QVM_K_ACCESS;
   e.addr = lo;
   e.size = hi - lo;
-  e.op = r->write;
-  e.pc = r->pc;
+  e.op = write;
+  e.pc = pc;
   e.flags = QV_F_PC_RET;
   return e;
 }
 
-static void run_emit(qvm_run *r) {
-  qv_event_t e = run_event(r, r->lo, r->hi);
-  r->seq = 0;
-  t_acc.in_tool++;
-  qv_emit(&e);
-  t_acc.in_tool--;
+static inline uint64_t coal_gen(qv_coal *t) {
+  (void)t;
+  return atomic_load_explicit(&g_set.gen, memory_order_acquire);
 }
+
+static int __attribute__((noinline)) coal_keep_slow(qv_coal *t, uintptr_t a, uintptr_t n) {
+  return qv_set_keep_slow(t, &g_set, a, n);
+}
+
+static inline void recent(uintptr_t a, uintptr_t n, int w, uintptr_t pc);
+
+/* Not watched: kept in the thread's recent-access ring, and handed to the OpenMP tracer. */
+static inline void coal_unkept(uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
+  if (qvm_recent_on) recent(a, n, w, pc);
+  if (g_next) g_next(a, n, w, pc);
+}
+
+static void coal_emit(const qv_run *r, uintptr_t lo, uintptr_t size, uintptr_t stride, uint64_t blocks) {
+  qv_event_t e = run_event(r->t0, r->write, r->pc, lo, lo + size);
+  if (blocks > 1) { /* FORMAT.md: a strided run */
+    e.addr2 = stride;
+    e.aux2 = (int64_t)blocks;
+  }
+  t_in_tool++;
+  qv_emit(&e);
+  t_in_tool--;
+}
+
+static void coal_atomic(void *p, size_t n, size_t desc, uintptr_t pc);
+
+#define QV_COAL_TLS() (&t_coal)
+#define QV_COAL_ON qvm_on
+#define QV_COAL_EXPORT __attribute__((visibility("default")))
+#define QV_COAL_NEAR_PC 1         /* one PC: a finding names the line of each access */
+#define QV_COAL_DROP_WRITTEN 0    /* every access reaches the log */
+#define QV_COAL_DROP_READS(t) 0
+#define QV_COAL_SHAPES(t) 1       /* strided runs: a column of a row-major window is one row */
+#define QV_COAL_PUBLISH_SKIP 0
+#define QV_COAL_BUSY() (t_in_tool)
+#define QV_COAL_NOW() qv_now()
+#include "../qv_coalesce.inc"
 
 static void atomic_read_flush(void);
 
@@ -190,30 +223,12 @@ void qvm_runs_flush(void) {
 /* The access runs only: at an OpenMP `flush` a spin loop's pending atomic read stays pending, so
  * the loop's reads remain one event (logged at the time of the last read, which still comes before
  * the flush that follows it). */
-__attribute__((visibility("default"))) void qvm_access_runs_flush(void) {
-  qvm_tls *t = &t_acc;
-  if (!t->run_seq) return;
-  for (;;) { /* emit in start order */
-    qvm_run *first = NULL;
-    for (int i = 0; i < QVM_RUN_SLOTS; i++)
-      if (t->runs[i].seq && (!first || t->runs[i].seq < first->seq)) first = &t->runs[i];
-    if (!first) break;
-    run_emit(first);
-  }
-  t->run_seq = 0;
-}
+__attribute__((visibility("default"))) void qvm_access_runs_flush(void) { coal_flush(&t_coal); }
 
-static inline void run_start(qvm_run *r, uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
-  r->lo = a;
-  r->hi = a + n;
-  r->pc = pc;
-  r->write = w;
-  r->t0 = qv_now();
-}
-
-/* The slot of `runs` an access goes to: a run of the same PC and kind that it touches (extended,
- * *extended = 1), else the slot to start a run in (an empty one, else the oldest, which the caller
- * hands on first). Shared by the watched runs and the recent-access rings. */
+/* The slot of a recent-access ring's open runs an access goes to: a run of the same PC and kind
+ * that it touches (extended, *extended = 1), else the slot to start a run in (an empty one, else
+ * the oldest, which the caller pushes into the ring first). A ring entry is a plain copy, so the
+ * ring keeps this small merge of its own rather than the coalescer's shapes. */
 static inline qvm_run *run_slot(qvm_run *runs, uintptr_t a, uintptr_t n, int w, uintptr_t pc, int *extended) {
   qvm_run *victim = NULL;
   for (int i = 0; i < QVM_RUN_SLOTS; i++) {
@@ -234,28 +249,11 @@ static inline qvm_run *run_slot(qvm_run *runs, uintptr_t a, uintptr_t n, int w, 
   return victim;
 }
 
-static inline void recent(uintptr_t a, uintptr_t n, int w, uintptr_t pc);
-
-static inline void access(uintptr_t a, uintptr_t n, int w, uintptr_t pc) {
-  if (!tracked(a, n)) {
-    if (qvm_recent_on) recent(a, n, w, pc);
-    if (g_next) g_next(a, n, w, pc);
-    return;
-  }
-  if (t_acc.in_tool) return;
-  int extended;
-  qvm_run *slot = run_slot(t_acc.runs, a, n, w, pc, &extended);
-  if (extended) return;
-  if (slot->seq) run_emit(slot);
-  run_start(slot, a, n, w, pc);
-  slot->seq = ++t_acc.run_seq;
-}
-
 /* ---- recent unwatched accesses of every thread (threaded programs) ----
  *
  * Another thread may store into a buffer just before (in real time, unordered) it becomes an RMA
  * buffer: watching starts too late for that store. So, once the program is threaded, every thread
- * keeps its unwatched accesses as runs (the same coalescing as above) and the last QVM_RING closed
+ * keeps its unwatched accesses as runs (run_slot) and the last QVM_RING closed
  * runs in a ring; when an RMA call starts watching new bytes, the calling thread looks through every
  * thread's ring and logs the runs that touch them, as accesses of their own thread at their own
  * time (qv_emit_as), so the log's time order puts them where they happened. Readers race with the
@@ -285,9 +283,9 @@ static qvm_ring *ring_new(void) {
     t_ring_failed = 1;
     return NULL;
   }
-  t_acc.in_tool++;
+  t_in_tool++;
   r->tid = qv_thread_id();
-  t_acc.in_tool--;
+  t_in_tool--;
   qvm_ring *head = atomic_load(&g_rings);
   do r->next = head;
   while (!atomic_compare_exchange_weak(&g_rings, &head, r));
@@ -326,14 +324,14 @@ static void recent_emit(const qvm_run *r, int tid, uintptr_t lo, uintptr_t hi, c
   if (old)
     for (size_t i = 0; i < old->n; i++)
       if (old->r[2 * i] <= a && b <= old->r[2 * i + 1]) return;
-  qv_event_t e = run_event(r, a, b);
+  qv_event_t e = run_event(r->t0, r->write, r->pc, a, b);
   qv_emit_as(&e, tid);
 }
 
 /* Every thread's recent runs that touch [lo, hi), which is watched from now on (called with g_mu held,
  * `old` = the ranges watched before). */
 static void recent_flush(uintptr_t lo, uintptr_t hi, const qv_ranges *old) {
-  t_acc.in_tool++;
+  t_in_tool++;
   for (qvm_ring *g = atomic_load(&g_rings); g; g = g->next) {
     uint64_t h1 = atomic_load_explicit(&g->head, memory_order_acquire);
     uint64_t from = h1 > QVM_RING ? h1 - QVM_RING : 0;
@@ -347,7 +345,7 @@ static void recent_flush(uintptr_t lo, uintptr_t hi, const qv_ranges *old) {
     }
     for (int i = 0; i < QVM_RUN_SLOTS; i++) recent_emit(&copy[i], g->tid, lo, hi, old);
   }
-  t_acc.in_tool--;
+  t_in_tool--;
 }
 
 /* ---- atomic accesses: synchronisation between threads (threaded programs) ----
@@ -378,9 +376,9 @@ static void atomic_emit(int op, uintptr_t a, size_t n, size_t desc, uintptr_t pc
   e.aux2 = (int64_t)(desc >> 4); /* the LLVM AtomicOrdering */
   e.pc = pc;
   e.flags = QV_F_PC_RET;
-  t_acc.in_tool++;
+  t_in_tool++;
   qv_emit(&e);
-  t_acc.in_tool--;
+  t_in_tool--;
 }
 
 static void atomic_read_flush(void) {
@@ -390,9 +388,10 @@ static void atomic_read_flush(void) {
   r->addr = 0;
 }
 
-__attribute__((visibility("default"))) void __quiver_atomic(void *p, size_t n, size_t desc) {
-  if (!__builtin_expect(qvm_on, 1) || !qvm_recent_on || t_acc.in_tool) return;
-  uintptr_t a = (uintptr_t)p, pc = (uintptr_t)__builtin_return_address(0);
+/* __quiver_atomic (qv_entry_points.inc) */
+static void coal_atomic(void *p, size_t n, size_t desc, uintptr_t pc) {
+  if (!__builtin_expect(qvm_on, 1) || !qvm_recent_on || t_in_tool) return;
+  uintptr_t a = (uintptr_t)p;
   qvm_atomic *r = &t_read;
   if (desc & 1) { /* a read */
     if (r->addr == a && r->pc == pc) {
@@ -406,76 +405,3 @@ __attribute__((visibility("default"))) void __quiver_atomic(void *p, size_t n, s
   atomic_read_flush();
   atomic_emit(QVM_S_ATOMIC_WRITE, a, n, desc, pc, 0);
 }
-
-#define QVM_RA ((uintptr_t)__builtin_return_address(0))
-#define QVM_CB(kind, n, T, w)                                                         \
-  __attribute__((visibility("default"))) void __sanitizer_cov_##kind##n(T *p) {     \
-    if (__builtin_expect(qvm_on, 1)) access((uintptr_t)p, n, w, QVM_RA);              \
-  }
-QVM_CB(load, 1, uint8_t, 0)
-QVM_CB(load, 2, uint16_t, 0)
-QVM_CB(load, 4, uint32_t, 0)
-QVM_CB(load, 8, uint64_t, 0)
-QVM_CB(load, 16, __int128, 0)
-QVM_CB(store, 1, uint8_t, 1)
-QVM_CB(store, 2, uint16_t, 1)
-QVM_CB(store, 4, uint32_t, 1)
-QVM_CB(store, 8, uint64_t, 1)
-QVM_CB(store, 16, __int128, 1)
-
-/* Ranges from the `trace mpicc` pass plugin (tracer/native/pass/quiver_range.cpp): one load or
- * store over a whole loop without MPI calls, reported before the loop (see qv_access.c). */
-__attribute__((visibility("default"))) void __quiver_range_load(void *p, size_t n) {
-  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 0, QVM_RA);
-}
-__attribute__((visibility("default"))) void __quiver_range_store(void *p, size_t n) {
-  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 1, QVM_RA);
-}
-/* Hoisted ranges that keep the element width (see qv_access.c): the same here. */
-__attribute__((visibility("default"))) void __quiver_range_load_w(void *p, size_t n, size_t width) {
-  (void)width;
-  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 0, QVM_RA);
-}
-__attribute__((visibility("default"))) void __quiver_range_store_w(void *p, size_t n, size_t width) {
-  (void)width;
-  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 1, QVM_RA);
-}
-/* Calls from loops with a call-site cache (see qv_access.c): this tracer never hands a run to the
- * site (its `lim` stays 0), so every access calls. */
-__attribute__((visibility("default"))) void __quiver_range_load_c(void *p, size_t n, size_t desc, void *c) {
-  (void)desc, (void)c;
-  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 0, QVM_RA);
-}
-__attribute__((visibility("default"))) void __quiver_range_store_c(void *p, size_t n, size_t desc, void *c) {
-  (void)desc, (void)c;
-  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 1, QVM_RA);
-}
-/* Strided ranges of a loop nest (see qv_access.c): one access per row. */
-__attribute__((visibility("default"))) void __quiver_range_load_strided(void *p, size_t bsize, size_t stride,
-                                                                       size_t blocks, size_t width) {
-  (void)width;
-  if (__builtin_expect(qvm_on, 1) && bsize)
-    for (size_t i = 0; i < blocks; i++) access((uintptr_t)p + i * stride, bsize, 0, QVM_RA);
-}
-__attribute__((visibility("default"))) void __quiver_range_store_strided(void *p, size_t bsize, size_t stride,
-                                                                        size_t blocks, size_t width) {
-  (void)width;
-  if (__builtin_expect(qvm_on, 1) && bsize)
-    for (size_t i = 0; i < blocks; i++) access((uintptr_t)p + i * stride, bsize, 1, QVM_RA);
-}
-/* Block calls: adjacent single accesses of straight-line code, reported at the first. */
-__attribute__((visibility("default"))) void __quiver_block_load(void *p, size_t n, size_t width) {
-  (void)width;
-  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 0, QVM_RA);
-}
-__attribute__((visibility("default"))) void __quiver_block_store(void *p, size_t n, size_t width) {
-  (void)width;
-  if (__builtin_expect(qvm_on, 1) && n) access((uintptr_t)p, n, 1, QVM_RA);
-}
-
-/* Not used with func,trace-loads,trace-stores, but harmless if a build adds trace-pc-guard. */
-__attribute__((visibility("default"), weak)) void __sanitizer_cov_trace_pc_guard_init(uint32_t *a, uint32_t *b) {
-  (void)a;
-  (void)b;
-}
-__attribute__((visibility("default"), weak)) void __sanitizer_cov_trace_pc_guard(uint32_t *g) { (void)g; }

@@ -81,7 +81,11 @@
 #include "llvm/Transforms/Utils/PromoteMemToReg.h"
 #include "llvm/IR/ValueMap.h"
 
+#include "../qv_entry.h" // the `desc` bits of the entry points
+
 #include <array>
+#include <cstddef>
+#include <type_traits>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -164,6 +168,47 @@ FunctionCallee callback(Module &M, StringRef Name, FunctionType *T) {
     Fn->addFnAttr(Attribute::WillReturn);
   }
   return C;
+}
+
+/// The tracer entry points (../qv_entry_points.inc, shared with both tracers): each name's C
+/// signature becomes its LLVM function type (pointers: ptr; size_t: the target's intptr).
+struct qv_site;
+namespace entry_sig {
+#define QV_ENTRY(name, write, shape, params) using name = void params;
+#include "../qv_entry_points.inc"
+} // namespace entry_sig
+
+enum class Entry {
+#define QV_ENTRY(name, write, shape, params) name,
+#include "../qv_entry_points.inc"
+};
+
+template <typename T> Type *entryArg(LLVMContext &C, const DataLayout &DL) {
+  static_assert(std::is_pointer_v<T> || std::is_same_v<T, size_t>, "entry parameters: pointers and size_t");
+  if constexpr (std::is_pointer_v<T>) return PointerType::getUnqual(C);
+  else return DL.getIntPtrType(C);
+}
+
+template <typename... A> FunctionType *entryType(Module &M, void (*)(A...)) {
+  return FunctionType::get(Type::getVoidTy(M.getContext()), {entryArg<A>(M.getContext(), M.getDataLayout())...},
+                           false);
+}
+
+/// The declaration of entry point E in M (name and type from the list).
+FunctionCallee entryDecl(Module &M, Entry E) {
+  switch (E) {
+#define QV_ENTRY(name, write, shape, params)                                                                        \
+  case Entry::name:                                                                                                 \
+    return M.getOrInsertFunction("__quiver_" #name, entryType(M, static_cast<entry_sig::name *>(nullptr)));
+#include "../qv_entry_points.inc"
+  }
+  llvm_unreachable("an entry point of qv_entry_points.inc");
+}
+
+/// A tracer entry point with callback()'s attributes.
+FunctionCallee callback(Module &M, Entry E) {
+  FunctionCallee D = entryDecl(M, E);
+  return callback(M, D.getCallee()->getName(), D.getFunctionType());
 }
 
 struct Copy { // one copy of an access's instruction (loop versioning duplicates some)
@@ -440,10 +485,8 @@ public:
   /// Emit the range calls of one loop's hoisted accesses in its preheader.
   void emitGroup(Loop *L, std::vector<Access *> &H, FunctionCallee RLoad, FunctionCallee RStore) {
     Module &M = *F.getParent();
-    Type *Void = Type::getVoidTy(F.getContext()), *Ptr = PointerType::getUnqual(F.getContext());
-    FunctionType *STy = FunctionType::get(Void, {Ptr, IntPtr, IntPtr, IntPtr, IntPtr}, false);
-    FunctionCallee SLoad = callback(M, "__quiver_range_load_strided", STy);
-    FunctionCallee SStore = callback(M, "__quiver_range_store_strided", STy);
+    FunctionCallee SLoad = callback(M, Entry::range_load_strided);
+    FunctionCallee SStore = callback(M, Entry::range_store_strided);
     Instruction *At = L->getLoopPreheader()->getTerminator();
     std::map<const SCEV *, Value *> Expanded;
     auto expand = [&](const SCEV *S) {
@@ -616,7 +659,6 @@ public:
   /// the run that took the access (desc: width | indexed << 8).
   void cachedCall(Instruction *At, Value *Guard, Value *P, Value *N, bool Store, unsigned Desc, const DebugLoc &Loc) {
     Module &M = *F.getParent();
-    LLVMContext &Ctx = F.getContext();
     StructType *SiteTy = StructType::get(IntPtr, IntPtr, IntPtr);
     auto *GV = new GlobalVariable(M, SiteTy, false, GlobalValue::InternalLinkage, Constant::getNullValue(SiteTy),
                                   "__quiver_site", nullptr, GlobalValue::GeneralDynamicTLSModel);
@@ -637,9 +679,7 @@ public:
     IRBuilder<> Then(ThenT);
     Value *Step = Then.CreateLoad(IntPtr, Then.CreateStructGEP(SiteTy, C, 2), /*isVolatile=*/true);
     Then.CreateStore(Then.CreateAdd(E, Step), NextP, /*isVolatile=*/true);
-    Type *Void = Type::getVoidTy(Ctx), *Ptr = PointerType::getUnqual(Ctx);
-    FunctionCallee CB = callback(M, Store ? "__quiver_range_store_c" : "__quiver_range_load_c",
-                                 FunctionType::get(Void, {Ptr, IntPtr, IntPtr, Ptr}, false));
+    FunctionCallee CB = callback(M, Store ? Entry::range_store_c : Entry::range_load_c);
     checkedCall(ElseT, nullptr, CB, {P, N, ConstantInt::get(IntPtr, Desc), C}, P, N, Store, Loc);
   }
 
@@ -749,10 +789,8 @@ public:
     for (size_t K = 0; K < G.size(); ++K) Off.push_back({*offsetFrom(G[0], G[K]), K});
     std::sort(Off.begin(), Off.end());
     Module &M = *F.getParent();
-    Type *Void = Type::getVoidTy(F.getContext()), *Ptr = PointerType::getUnqual(F.getContext());
     bool Store = G[0]->A->Store;
-    FunctionCallee CB = callback(M, Store ? "__quiver_block_store" : "__quiver_block_load",
-                                 FunctionType::get(Void, {Ptr, IntPtr, IntPtr}, false));
+    FunctionCallee CB = callback(M, Store ? Entry::block_store : Entry::block_load);
     for (size_t K = 0; K < Off.size();) {
       size_t J = K;
       int64_t Lo = Off[K].first, Hi = Lo + G[Off[K].second]->A->Bytes;
@@ -819,8 +857,8 @@ public:
     Module &M = *F.getParent();
     Type *Void = Type::getVoidTy(Ctx), *Ptr = PointerType::getUnqual(Ctx);
     // ranges of single accesses of known width (the loop is not vectorised yet): a finding names the element
-    FunctionCallee RLoad = callback(M, "__quiver_range_load_w", FunctionType::get(Void, {Ptr, IntPtr, IntPtr}, false));
-    FunctionCallee RStore = callback(M, "__quiver_range_store_w", FunctionType::get(Void, {Ptr, IntPtr, IntPtr}, false));
+    FunctionCallee RLoad = callback(M, Entry::range_load_w);
+    FunctionCallee RStore = callback(M, Entry::range_store_w);
     // 1. range calls (all SCEV expansion before the CFG changes below)
     std::map<Loop *, std::vector<Access *>> Groups;
     for (Access &A : As)
@@ -874,7 +912,7 @@ public:
       Value *P = getLoadStorePointerOperand(S.I);
       Value *N = ConstantInt::get(IntPtr, A.Bytes);
       if (S.InLoop && SiteCache) {
-        cachedCall(S.I, S.Guard, P, N, A.Store, A.Bytes | (indexed(A) ? 0x100 : 0), S.I->getDebugLoc());
+        cachedCall(S.I, S.Guard, P, N, A.Store, A.Bytes | (indexed(A) ? QV_DESC_INDEXED : 0), S.I->getDebugLoc());
         continue;
       }
       std::string Name = std::string("__sanitizer_cov_") + (A.Store ? "store" : "load") + Sizes[A.Idx];
@@ -883,8 +921,8 @@ public:
     }
     // 4. range calls inside an outer loop (once per inner loop) get a cache too
     for (auto &[CI, Store] : LoopRanges) {
-      unsigned Desc = 0; // a range; `_w` ranges keep their access width (qv_access.c QV_RANGE_OF)
-      if (CI->arg_size() == 3) Desc = (unsigned)cast<ConstantInt>(CI->getArgOperand(2))->getZExtValue() | 0x200;
+      unsigned Desc = 0; // a range; `_w` ranges keep their access width (QV_RANGE_OF)
+      if (CI->arg_size() == 3) Desc = (unsigned)cast<ConstantInt>(CI->getArgOperand(2))->getZExtValue() | QV_RANGE_OF;
       cachedCall(CI, nullptr, CI->getArgOperand(0), CI->getArgOperand(1), Store, Desc, CI->getDebugLoc());
       CI->eraseFromParent();
     }
@@ -1289,11 +1327,9 @@ void hoistThroughCopy(Function &F, LoopInfo &LIF, DominatorTree &DTF, TargetLibr
   IC.Rebuild = [&](const SCEV *S, Instruction *At) { return P.expr(S, At, true); };
   IC.RebuildValue = [&](Value *V, Instruction *At) { return P.value(V, At, true); };
   Module &M = *F.getParent();
-  LLVMContext &Ctx = F.getContext();
-  Type *Void = Type::getVoidTy(Ctx), *Ptr = PointerType::getUnqual(Ctx), *IntPtr = M.getDataLayout().getIntPtrType(Ctx);
   // ranges of single accesses of known width: a finding still names the element, as per access
-  FunctionCallee RLoad = callback(M, "__quiver_range_load_w", FunctionType::get(Void, {Ptr, IntPtr, IntPtr}, false));
-  FunctionCallee RStore = callback(M, "__quiver_range_store_w", FunctionType::get(Void, {Ptr, IntPtr, IntPtr}, false));
+  FunctionCallee RLoad = callback(M, Entry::range_load_w);
+  FunctionCallee RStore = callback(M, Entry::range_store_w);
   std::map<Loop *, std::vector<Access *>> Groups;
   for (Access &A : As)
     if (A.Level >= 0) Groups[A.Loops[A.Level]].push_back(&A);
@@ -1314,10 +1350,10 @@ constexpr uint64_t kInlineMemBytes = 512;
 bool instrumentOutliers(Function &F) {
   const DataLayout &DL = F.getParent()->getDataLayout();
   LLVMContext &Ctx = F.getContext();
-  Type *IntPtr = DL.getIntPtrType(Ctx), *Void = Type::getVoidTy(Ctx), *Ptr = PointerType::getUnqual(Ctx);
+  Type *IntPtr = DL.getIntPtrType(Ctx), *Ptr = PointerType::getUnqual(Ctx);
   Module &M = *F.getParent();
-  FunctionCallee Load = callback(M, "__quiver_range_load", FunctionType::get(Void, {Ptr, IntPtr}, false));
-  FunctionCallee Store = callback(M, "__quiver_range_store", FunctionType::get(Void, {Ptr, IntPtr}, false));
+  FunctionCallee Load = callback(M, Entry::range_load);
+  FunctionCallee Store = callback(M, Entry::range_store);
   std::vector<Instruction *> Work;
   for (BasicBlock &BB : F)
     for (Instruction &I : BB) {
@@ -1383,13 +1419,13 @@ bool instrumentAtomics(Function &F) {
   Module &M = *F.getParent();
   const DataLayout &DL = M.getDataLayout();
   LLVMContext &C = M.getContext();
-  Type *IntPtr = DL.getIntPtrType(C), *Ptr = PointerType::get(C, 0), *Void = Type::getVoidTy(C);
+  Type *IntPtr = DL.getIntPtrType(C), *Ptr = PointerType::get(C, 0);
   SmallVector<Instruction *, 8> Work;
   for (BasicBlock &BB : F)
     for (Instruction &I : BB)
       if (I.isAtomic() && !isa<FenceInst>(I)) Work.push_back(&I);
   if (Work.empty()) return false;
-  FunctionCallee Atomic = M.getOrInsertFunction("__quiver_atomic", FunctionType::get(Void, {Ptr, IntPtr, IntPtr}, false));
+  FunctionCallee Atomic = entryDecl(M, Entry::atomic);
   for (Instruction *I : Work) {
     Value *P = nullptr;
     Type *T = nullptr;

@@ -1,0 +1,10 @@
+/* qv_entry.h - the `desc` argument of the pass plugin's entry points (qv_entry_points.inc), for the
+ * tracers (C) and the pass (C++): one statement of its bits. */
+#ifndef QV_ENTRY_H
+#define QV_ENTRY_H
+
+#define QV_DESC_WIDTH 0xff    /* bytes of one access (1..16); 0: a range or a mixed block */
+#define QV_DESC_INDEXED 0x100 /* the address depends on a value the loop loaded (`p[col[k]]`) */
+#define QV_RANGE_OF 0x200     /* a range of accesses of that width (a hoisted loop) */
+
+#endif
