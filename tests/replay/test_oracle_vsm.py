@@ -1,4 +1,4 @@
-"""The numba VSM and the pure-Python oracle give identical detections on random builder logs.
+"""The C VSM kernel and the pure-Python oracle give identical detections on random builder logs.
 
 The kernel keeps its shadow in blocks (uniform blocks updated in O(1), split blocks byte by byte);
 the tests run it with blocks of 4 to 16 bytes as well as the default size, so random logs of a few
@@ -11,12 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import oracle_detections
 from quiver.formats import ConstructKind, DataOpKind, EventKind, LogBuilder, MapType, read_log
-from quiver.replay.mapping import vsm, vsm_aot, vsm_kernel
 from quiver.replay.mapping.vsm import replay_log, run_vsm
 from quiver.replay.mapping.vsm_layout import LOG_BLOCK
 
@@ -124,18 +122,6 @@ def build(ops: list, ranks: int = 1, path: Path | None = None) -> dict[str, np.n
     return cols
 
 
-@pytest.fixture(scope="module", autouse=True, params=["aot", "numba"])
-def kernel(request):
-    """Every test here runs on both builds of the VSM kernel: ahead of time (`make setup` builds it;
-    the test fails if it is missing or stale) and numba's."""
-    if request.param == "aot":
-        assert vsm_aot.load() is not None, "replay/_vsm_aot is not built or stale: run `make aot`"
-    saved = vsm._AOT
-    vsm._AOT = None if request.param == "aot" else False
-    yield request.param
-    vsm._AOT = saved
-
-
 # shadow blocks of 4, 8 or 16 bytes (many block edges in a small log) or the default size
 log_block = st.sampled_from([2, 3, 4, LOG_BLOCK])
 
@@ -205,11 +191,3 @@ def test_fixed_example_agrees_and_finds_uum():
     assert dets == oracle_detections(cols)
     assert [d.kind for d in dets] == ["uum"]
     assert MapType.TO  # the clause had no copy-in
-
-
-def test_the_chosen_kernel_ran_to_the_end(kernel):
-    """No silent fallback: with strided rows and findings, the session still holds the kernel it began with."""
-    ops = [("dstride", 0, 0, 8, 8, 4, False, 0, 0), ("host", (0, 0, 16), True, 1)]
-    session = run_vsm(build(ops)).session
-    want = vsm_aot.load().apply_events_u8 if kernel == "aot" else vsm_kernel.apply_events
-    assert session._apply_events is want

@@ -1,0 +1,102 @@
+"""Compile a C shared library on first use into the user's cache, named by a hash of what goes into it.
+
+Why here (a leaf module, standard library only): replay's VSM kernel (replay/mapping/vsm_native.py) is
+built this way, and the layers rule keeps replay from importing the tracer (whose libraries are built
+by tracer/native with their own rules: clang-19, libomp, MPI, a directory per source hash).
+
+What names the library: the sources' bytes, the flags (``-D`` values included), the compiler binary
+(path, size, mtime: an upgrade rebuilds) and the machine's architecture. Concurrent first uses (two
+`trace analyze` at once, MPI ranks on a shared home) each compile to a private temporary name and
+rename it into place; a rename is atomic, so a reader sees the old name missing or a whole library.
+
+    path = build_library("vsm_kernel", [src], flags)   # BuildError: no compiler, or it failed
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .errors import QuiverError
+
+# tried in order unless QUIVER_CC names the compiler
+COMPILERS = ("cc", "gcc", "clang", "clang-19")
+
+
+class BuildError(QuiverError):
+    """A native library could not be built here (no C compiler, or it failed); exit code 2."""
+
+
+def cache_root() -> Path:
+    """``$QUIVER_NATIVE_BUILD`` if set, else ``$XDG_CACHE_HOME/quiver/native`` (~/.cache/...)."""
+    env = os.environ.get("QUIVER_NATIVE_BUILD")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "quiver" / "native"
+
+
+def compiler() -> str | None:
+    """Path of the C compiler to use: ``$QUIVER_CC`` (only that one) or the first of COMPILERS on PATH."""
+    env = os.environ.get("QUIVER_CC")
+    names = (env,) if env else COMPILERS
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@functools.cache
+def _compiler_id(path: str) -> str:
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def library_path(name: str, sources: list[Path], flags: list[str], cc: str) -> Path:
+    """Where the library of these sources, flags and compiler lives (built or not)."""
+    h = hashlib.sha256()
+    for src in sources:
+        h.update(src.name.encode())
+        h.update(src.read_bytes())
+    h.update(repr((flags, _compiler_id(cc), platform.machine())).encode())
+    return cache_root() / f"lib{name}-{h.hexdigest()[:16]}.so"
+
+
+def build_library(name: str, sources: list[Path], flags: list[str], headers: list[Path] = ()) -> Path:
+    """The shared library of ``sources`` (``headers``: also part of its hash), compiled now if needed."""
+    cc = compiler()
+    if cc is None:
+        wanted = os.environ.get("QUIVER_CC") or " or ".join(COMPILERS)
+        raise BuildError(f"no C compiler ({wanted}) found to build quiver's {name} library: install one "
+                         "(e.g. apt-get install gcc) or set QUIVER_CC")
+    path = library_path(name, [*sources, *headers], flags, cc)
+    if path.exists():
+        return path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        os.close(fd)
+    except OSError as e:
+        raise BuildError(f"cannot write quiver's {name} library to {path.parent}: {e.strerror or e}; "
+                         "set QUIVER_NATIVE_BUILD to a writable directory") from None
+    cmd = [cc, *flags, "-shared", "-fPIC", *map(str, sources), "-o", tmp]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip()[:200])
+            raise BuildError(f"building quiver's {name} library with {cc} failed: {first}")
+        os.replace(tmp, path)
+    except OSError as e:
+        raise BuildError(f"building quiver's {name} library with {cc} failed: {e.strerror or e}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
