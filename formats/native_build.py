@@ -9,7 +9,7 @@ What names the library: the sources' bytes, the flags (``-D`` values included), 
 `trace analyze` at once, MPI ranks on a shared home) each compile to a private temporary name and
 rename it into place; a rename is atomic, so a reader sees the old name missing or a whole library.
 
-    path = build_library("vsm_kernel", [src], flags)   # BuildError: no compiler, or it failed
+    path = build_library("quiver_vsm", [src], flags)   # BuildError: no compiler, or it failed
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .errors import QuiverError
 
-# tried in order unless QUIVER_CC names the compiler
+# tried in order unless QUIVER_KERNEL_CC names the compiler
 COMPILERS = ("cc", "gcc", "clang", "clang-19")
 
 
@@ -43,8 +43,8 @@ def cache_root() -> Path:
 
 
 def compiler() -> str | None:
-    """Path of the C compiler to use: ``$QUIVER_CC`` (only that one) or the first of COMPILERS on PATH."""
-    env = os.environ.get("QUIVER_CC")
+    """Path of the C compiler to use: ``$QUIVER_KERNEL_CC`` (only that one) or the first of COMPILERS on PATH."""
+    env = os.environ.get("QUIVER_KERNEL_CC")
     names = (env,) if env else COMPILERS
     for name in names:
         path = shutil.which(name)
@@ -74,9 +74,9 @@ def build_library(name: str, sources: list[Path], flags: list[str], headers: lis
     """The shared library of ``sources`` (``headers``: also part of its hash), compiled now if needed."""
     cc = compiler()
     if cc is None:
-        wanted = os.environ.get("QUIVER_CC") or " or ".join(COMPILERS)
-        raise BuildError(f"no C compiler ({wanted}) found to build quiver's {name} library: install one "
-                         "(e.g. apt-get install gcc) or set QUIVER_CC")
+        wanted = os.environ.get("QUIVER_KERNEL_CC") or " or ".join(COMPILERS)
+        raise BuildError(f"no C compiler ({wanted}) found to build lib{name}.so: install one "
+                         "(e.g. apt-get install gcc) or set QUIVER_KERNEL_CC")
     path = library_path(name, [*sources, *headers], flags, cc)
     if path.exists():
         return path
@@ -85,17 +85,18 @@ def build_library(name: str, sources: list[Path], flags: list[str], headers: lis
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         os.close(fd)
     except OSError as e:
-        raise BuildError(f"cannot write quiver's {name} library to {path.parent}: {e.strerror or e}; "
+        raise BuildError(f"cannot write lib{name}.so to {path.parent}: {e.strerror or e}; "
                          "set QUIVER_NATIVE_BUILD to a writable directory") from None
     cmd = [cc, *flags, "-shared", "-fPIC", *map(str, sources), "-o", tmp]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
-            first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip()[:200])
-            raise BuildError(f"building quiver's {name} library with {cc} failed: {first}")
+            lines = proc.stderr.strip().splitlines()
+            first = next((ln for ln in lines if "error" in ln), lines[0] if lines else f"exit status {proc.returncode}")
+            raise BuildError(f"building lib{name}.so with {cc} failed: {first.strip()}")
         os.replace(tmp, path)
     except OSError as e:
-        raise BuildError(f"building quiver's {name} library with {cc} failed: {e.strerror or e}") from None
+        raise BuildError(f"building lib{name}.so with {cc} failed: {e.strerror or e}") from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
