@@ -54,7 +54,12 @@ def compiler() -> str | None:
 
 
 @functools.cache
-def _compiler_id(path: str) -> str:
+def compiler_id(cc: str) -> str:
+    """The installed compiler binary (path, size, mtime): changes when the compiler is upgraded, and
+    costs a stat, not a process (the tracer's build hash uses it too, on every `trace record`)."""
+    path = shutil.which(cc)
+    if path is None:
+        return "missing"
     real = os.path.realpath(path)
     st = os.stat(real)
     return f"{real}:{st.st_size}:{st.st_mtime_ns}"
@@ -66,7 +71,7 @@ def library_path(name: str, sources: list[Path], flags: list[str], cc: str) -> P
     for src in sources:
         h.update(src.name.encode())
         h.update(src.read_bytes())
-    h.update(repr((flags, _compiler_id(cc), platform.machine())).encode())
+    h.update(repr((flags, compiler_id(cc), platform.machine())).encode())
     return cache_root() / f"lib{name}-{h.hexdigest()[:16]}.so"
 
 

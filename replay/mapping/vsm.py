@@ -50,7 +50,7 @@ Detections are deduplicated by (kind, rank, device, access site, clause site and
 the first occurrence and summing bytes and occurrences (one per event). The oracle
 (``quiver.replay.oracle``) implements exactly these rules; docs/analyze.md explains them to users.
 
-Speed (``vsm_kernel``): the shadow is kept in blocks of 4 KiB with a lower and an upper bound of
+Speed (``vsm_kernel.c``, through ``vsm_native``): the shadow is kept in blocks of 4 KiB with a lower and an upper bound of
 their bits; a uniform block is one value (its bytes are not even paged in), so copies, allocations
 and whole-array accesses cost O(blocks), a read of a block whose lower bound has the valid bit is
 O(1), and what is left runs as vectorised slice loops. ``loc``/``id``/``aux`` of a streamed batch
@@ -185,7 +185,7 @@ def _union(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out_lo, out_hi
 
 
-# the control events the kernel applies (vsm_kernel._apply_control); the others only matter to reports
+# the control events the kernel applies (apply_control in vsm_shadow.h); the others only matter to reports
 KERNEL_CONTROL_KINDS = np.array([int(k) for k in (EventKind.ALLOC, EventKind.FREE, EventKind.MAP_CLAUSE,
                                                   EventKind.DATA_OP)], dtype=np.int16)
 
@@ -286,7 +286,7 @@ class VsmSession:
 
     def __post_init__(self) -> None:
         st = self.static
-        # the shadow in blocks (vsm_kernel): every block starts uniform (never mapped: OV valid and
+        # the shadow in blocks (vsm_kernel.c): every block starts uniform (never mapped: OV valid and
         # initialised), so its bytes are not written (nor paged in) until an operation splits it
         nblocks = -(-st.tracked_bytes >> self.log_block)
         # the shadow is virtual memory the size of the mapped bytes plus 24 bytes per block written up front

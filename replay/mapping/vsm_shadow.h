@@ -59,7 +59,7 @@ static void F(bounds_bytes)(const SH *a, i64 s0, i64 s1, i64 *lo_out, i64 *hi_ou
         lo &= a[i];
         hi |= a[i];
     }
-    /* the AND of no bytes is all ones (-1 as int64, as the numba kernel had it) */
+    /* the AND of no bytes is all ones (-1 as int64) */
     *lo_out = s1 > s0 ? (i64)lo : -1;
     *hi_out = (i64)hi;
 }
