@@ -99,6 +99,7 @@ def build_library(name: str, sources: list[Path], flags: list[str], headers: lis
             lines = proc.stderr.strip().splitlines()
             first = next((ln for ln in lines if "error" in ln), lines[0] if lines else f"exit status {proc.returncode}")
             raise BuildError(f"building lib{name}.so with {cc} failed: {first.strip()}")
+        os.chmod(tmp, 0o755)   # mkstemp made it private; a shared cache directory serves others too
         os.replace(tmp, path)
     except OSError as e:
         raise BuildError(f"building lib{name}.so with {cc} failed: {e.strerror or e}") from None
