@@ -161,18 +161,19 @@ def test_streamed_replay_reads_lazy_columns_only_when_needed_and_agrees(tmp_path
     assert streamed == run_vsm(cols).detections
 
 
-def on_high_devices(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The same events on devices 31 and 32, after device memory on devices 2..30 (31 devices in all).
+def on_high_devices(cols: dict[str, np.ndarray], ndev: int = 31) -> dict[str, np.ndarray]:
+    """The same events on devices ndev and ndev+1, after device memory on devices 2..ndev-1 (ndev devices).
 
-    The shadow is then uint64 and the two devices' bits are the top ones (bit 63 is the sign bit).
+    The shadow is then the widest of its type (7 devices: uint16, 15: uint32, 31: uint64) and the two
+    devices' bits are its top ones (with 31, bit 63 is the sign bit).
     """
     b = LogBuilder(program="devices")
-    for d in range(2, 31):   # omp_target_alloc on each: a device of the log, nothing tracked
+    for d in range(2, ndev):   # omp_target_alloc on each: a device of the log, nothing tracked
         b.data_op(DataOpKind.ALLOC, 0, 0x100, 8, device=d)
     dummy = b.columns()
     out = {k: np.concatenate([dummy[k], v]) for k, v in cols.items()}
     dev = out["device"][len(dummy["kind"]):]
-    dev[dev >= 0] += 31
+    dev[dev >= 0] += ndev
     return out
 
 
@@ -181,6 +182,16 @@ def on_high_devices(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 def test_vsm_matches_oracle_with_31_devices(ops, lgb):
     cols = on_high_devices(build(ops))
     assert run_vsm(cols, log_block=lgb).detections == oracle_detections(cols)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(op, min_size=8, max_size=30), log_block, st.sampled_from([7, 15]))
+def test_vsm_matches_oracle_with_uint16_and_uint32_shadows(ops, lgb, ndev):
+    """The kernel is compiled once per shadow element type: the two middle widths agree too."""
+    cols = on_high_devices(build(ops), ndev)
+    result = run_vsm(cols, log_block=lgb)
+    assert result.session.shadow.dtype == (np.uint16 if ndev == 7 else np.uint32)
+    assert result.detections == oracle_detections(cols)
 
 
 def test_fixed_example_agrees_and_finds_uum():
