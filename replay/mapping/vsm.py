@@ -394,7 +394,7 @@ class VsmSession:
                  None if lazy else _column(columns, "aux"), _column({"addr2": stride}, "addr2"),
                  _column({"aux2": blocks}, "aux2")]
         p = vsm_native.ptr
-        cols = vsm_native.Columns(*(p(a) for a in held), int(lazy), 0)
+        cols = vsm_native.Columns(*(p(a) for a in held), int(lazy))
         sel = vsm_native.Selection(p(rows_arr), 0, n, base)
         lib = vsm_native.library()
         args = (ctypes.byref(cols), ctypes.byref(sel), ctypes.byref(self._tables), ctypes.byref(self._state),

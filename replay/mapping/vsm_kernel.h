@@ -10,9 +10,8 @@
 
 typedef int64_t i64;
 
-/* One column set of the log. loc/eid/aux are NULL when not read yet (lazy): the kernel stops at the
- * first row that needs them. addr holds each row's difference to the previous row (format v4,
- * formats/addr_delta.py) when addr_delta is set: the kernel adds them up as it goes. */
+/* One column set of the log (absolute addresses). loc/eid/aux are NULL when not read yet (lazy): the
+ * kernel stops at the first row that needs them. */
 typedef struct {
     const int16_t *kind;
     const int32_t *rank;
@@ -26,7 +25,6 @@ typedef struct {
     const uint64_t *stride;   /* addr2: distance between the blocks of a strided access */
     const int64_t *blocks;    /* aux2: number of blocks of a strided access */
     i64 lazy;
-    i64 addr_delta;
 } qv_columns;
 
 /* Rows rows[first:n_rows] (or first..n_rows-1 when rows is NULL); row 0 is event base. */

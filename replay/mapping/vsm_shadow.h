@@ -419,22 +419,9 @@ static void F(apply)(const qv_columns *cols, const qv_selection *sel, const qv_t
      * a few arrays: a hit in cv2 swaps the two) */
     i64 h_lo = 0, h_hi = 0, h_base = 0;
     cached_cv cv = NO_CV, cv2 = NO_CV, tmp;
-    /* the absolute address of the previous row when addr holds differences (rows in order only) */
-    uint64_t prev_addr = 0;
-    i64 first = sel->first;
-    if (cols->addr_delta)
-        for (i64 r = 0; r < first; r++)
-            prev_addr += addr[r];
-    for (i64 j = first; j < sel->n_rows; j++) {
+    for (i64 j = sel->first; j < sel->n_rows; j++) {
         i64 r = rows ? rows[j] : j;
         i64 g = sel->base + r;
-        uint64_t row_addr;
-        if (cols->addr_delta) {
-            prev_addr += addr[r];
-            row_addr = prev_addr;
-        } else {
-            row_addr = addr[r];
-        }
         if (watching) {
             i64 k = search(w->st_ev, w->n_st, g - 1) + 1;
             while (k < w->n_st && w->st_ev[k] == g) {
@@ -459,7 +446,7 @@ static void F(apply)(const qv_columns *cols, const qv_selection *sel, const qv_t
         i64 sz = (i64)size[r];
         if (sz <= 0)
             continue;
-        i64 a0 = (i64)row_addr;
+        i64 a0 = (i64)addr[r];
         i64 nblk = blocks[r] > 1 ? blocks[r] : 1;
         i64 step = nblk > 1 ? (i64)stride[r] : 0;
         i64 rk = rank[r];
