@@ -50,10 +50,10 @@ Detections are deduplicated by (kind, rank, device, access site, clause site and
 the first occurrence and summing bytes and occurrences (one per event). The oracle
 (``quiver.replay.oracle``) implements exactly these rules; docs/analyze.md explains them to users.
 
-Speed (``vsm_kernel.c``, through ``vsm_native``): the shadow is kept in blocks of 4 KiB with a lower and an upper bound of
-their bits; a uniform block is one value (its bytes are not even paged in), so copies, allocations
-and whole-array accesses cost O(blocks), a read of a block whose lower bound has the valid bit is
-O(1), and what is left runs as vectorised slice loops. ``loc``/``id``/``aux`` of a streamed batch
+Speed (the C kernel ``vsm_kernel.c``, loaded by ``vsm_native``): the shadow is kept in blocks of
+4 KiB with a lower and an upper bound of their bits; a uniform block is one value (its bytes are
+not even paged in), so copies, allocations and whole-array accesses cost O(blocks), a read of a
+block whose lower bound has the valid bit is O(1), and what is left runs as vectorised slice loops. ``loc``/``id``/``aux`` of a streamed batch
 are read only when one of its rows produces a finding or an overflow.
 """
 
@@ -379,8 +379,6 @@ class VsmSession:
         else:
             rows_arr = np.ascontiguousarray(rows, dtype=np.int64)
             n = len(rows_arr)
-            if n == 0:
-                return
         if n == 0:
             return
         stride, blocks = columns.get("addr2"), columns.get("aux2")

@@ -85,4 +85,8 @@ def library() -> ctypes.CDLL:
 
 def ptr(a: np.ndarray | None) -> int | None:
     """The data pointer of a C-contiguous array (None for None or an empty array)."""
-    return a.ctypes.data if a is not None and a.size else None
+    if a is None or not a.size:
+        return None
+    if not a.flags.c_contiguous:   # the kernel indexes it as one block of memory
+        raise ValueError("the VSM kernel needs C-contiguous arrays")
+    return a.ctypes.data
