@@ -160,6 +160,10 @@ class StaticTables:
     n_entries_max: int
     n_allocs_max: int
     n_window_max: int
+    # whether replaying can find anything: every finding needs a map clause (section overflow) or a data
+    # op on a device (a device copy, tracked host bytes, a device known for overflows); without either
+    # (an MPI or host-only log) the replay is skipped and the kernel is not even built
+    can_find: bool = True
 
     @property
     def ndev(self) -> int:
@@ -261,7 +265,8 @@ def build_static(control: ControlEvents) -> StaticTables:
         devices=devices.astype(np.int64), devmap=devmap, ct_event=control.event.astype(np.int64), ct=ct,
         cl_static=cl, clk_keys=clk_keys, clk_rows=clk_rows, tr_lo=lo.astype(np.int64),
         tr_hi=hi.astype(np.int64), tr_base=base, n_entries_max=n_entries,
-        n_allocs_max=int((kind == int(EventKind.ALLOC)).sum()), n_window_max=max(per_construct, n_entries))
+        n_allocs_max=int((kind == int(EventKind.ALLOC)).sum()), n_window_max=max(per_construct, n_entries),
+        can_find=bool(((kind == K.K_MAP) | (is_data & (di >= 0))).any()))
 
 
 @dataclass
@@ -350,9 +355,10 @@ class VsmSession:
         for name in self._STATE:
             setattr(other, name, getattr(self, name).copy())
         other.shadow = _shadow_for(other, len(self.shadow), self.shadow.dtype)   # only split blocks' bytes matter
-        vsm_native.library().qv_vsm_copy_split_blocks(
-            vsm_native.ptr(self.shadow), vsm_native.ptr(other.shadow), vsm_native.ptr(self.blo),
-            vsm_native.ptr(self.bhi), len(self.blo), self.log_block, self.shadow.itemsize)
+        if self.static.can_find:
+            vsm_native.library().qv_vsm_copy_split_blocks(
+                vsm_native.ptr(self.shadow), vsm_native.ptr(other.shadow), vsm_native.ptr(self.blo),
+                vsm_native.ptr(self.bhi), len(self.blo), self.log_block, self.shadow.itemsize)
         other._records()
         return other
 
@@ -372,6 +378,8 @@ class VsmSession:
         without them); ``more()`` returns them, called only if a row needs them (a finding or an
         overflow), so clean batches never decompress them.
         """
+        if not self.static.can_find:
+            return
         kind = columns["kind"]
         if rows is None:
             rows_arr = None
@@ -486,6 +494,10 @@ def replay_log(log: EventLog, control: ControlEvents | None = None, *, history: 
     control = control if control is not None else read_control_events(log)
     static = build_static(control)
     session = VsmSession(static)
+    if not static.can_find:
+        if progress is not None:
+            progress(log.num_events)
+        return [], session
     stream_log(log, session, progress)
     if history:
         watches = session.first_bad_bytes()

@@ -86,3 +86,18 @@ def test_concurrent_first_uses_build_one_whole_library(tmp_path: Path) -> None:
     assert kinds == [["use-of-uninitialized-memory"]] * 3
     assert [p.name for p in cache.iterdir()] == [next(cache.iterdir()).name]
     assert next(cache.iterdir()).name.startswith("libquiver_vsm-")
+
+
+def test_a_log_without_offloading_needs_no_compiler(tmp_path: Path) -> None:
+    """Host memory and accesses only (an MPI or host-only program): nothing the mapping checker could
+    find, so it neither replays the log nor builds its kernel."""
+    b = LogBuilder()
+    site = ("host.c", 3, "main")
+    b.alloc(HOST, 256, site=site)
+    b.access(HOST, 64, site=("host.c", 4, "main"))
+    b.access(HOST, 64, write=True, site=("host.c", 5, "main"))
+    b.free(HOST, site=site)
+    log = b.write(tmp_path / "host.arrow")
+    r = _analyze(log, tmp_path / "cache", QUIVER_KERNEL_CC=str(tmp_path / "no-such-cc"))
+    assert (r.returncode, r.stderr) == (0, "")
+    assert not (tmp_path / "cache").exists()
