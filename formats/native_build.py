@@ -4,8 +4,10 @@ Why here (a leaf module, standard library only): replay's VSM kernel (replay/map
 built this way, and the layers rule keeps replay from importing the tracer (whose libraries are built
 by tracer/native with their own rules: clang-19, libomp, MPI, a directory per source hash).
 
-What names the library: the sources' bytes, the flags (``-D`` values included), the compiler binary
-(path, size, mtime: an upgrade rebuilds) and the machine's architecture. Concurrent first uses (two
+What names the library: the sources' bytes, the flags (``-D`` values included) and the machine's
+architecture, then the compiler binary (path, size, mtime: an upgrade rebuilds). A machine without a
+compiler uses a library of the same sources that another compiler built (a cache shared with a
+machine that has one, or a compiler removed after ``make setup``). Concurrent first uses (two
 `trace analyze` at once, MPI ranks on a shared home) each compile to a private temporary name and
 rename it into place; a rename is atomic, so a reader sees the old name missing or a whole library.
 
@@ -65,24 +67,35 @@ def compiler_id(cc: str) -> str:
     return f"{real}:{st.st_size}:{st.st_mtime_ns}"
 
 
-def library_path(name: str, sources: list[Path], flags: list[str], cc: str) -> Path:
-    """Where the library of these sources, flags and compiler lives (built or not)."""
+def _source_key(name: str, sources: list[Path], flags: list[str]) -> str:
+    """``lib<name>-<hash of sources, flags, architecture>``: what a library is built from."""
     h = hashlib.sha256()
     for src in sources:
         h.update(src.name.encode())
         h.update(src.read_bytes())
-    h.update(repr((flags, compiler_id(cc), platform.machine())).encode())
-    return cache_root() / f"lib{name}-{h.hexdigest()[:16]}.so"
+    h.update(repr((flags, platform.machine())).encode())
+    return f"lib{name}-{h.hexdigest()[:16]}"
+
+
+def library_path(key: str, cc: str) -> Path:
+    """Where the library of a source key built by compiler ``cc`` lives (built or not)."""
+    return cache_root() / f"{key}-{hashlib.sha256(compiler_id(cc).encode()).hexdigest()[:8]}.so"
 
 
 def build_library(name: str, sources: list[Path], flags: list[str], headers: list[Path] = ()) -> Path:
-    """The shared library of ``sources`` (``headers``: also part of its hash), compiled now if needed."""
+    """The shared library of ``sources`` (``headers``: also part of its hash), compiled now if needed.
+    Without a compiler, a library of the same sources built earlier (by another compiler, e.g. on a
+    machine sharing the cache) is used."""
+    key = _source_key(name, [*sources, *headers], flags)
     cc = compiler()
     if cc is None:
+        built = sorted(cache_root().glob(f"{key}-*.so"))
+        if built:
+            return built[-1]
         wanted = os.environ.get("QUIVER_KERNEL_CC") or " or ".join(COMPILERS)
         raise BuildError(f"no C compiler ({wanted}) found to build lib{name}.so: install one "
                          "(e.g. apt-get install gcc) or set QUIVER_KERNEL_CC")
-    path = library_path(name, [*sources, *headers], flags, cc)
+    path = library_path(key, cc)
     if path.exists():
         return path
     try:

@@ -61,6 +61,16 @@ def test_no_c_compiler_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr
 
 
+def test_without_a_compiler_a_library_built_earlier_is_used(tmp_path: Path) -> None:
+    """Built once (here by this machine's compiler, or on a machine sharing the cache), then used where
+    no compiler is found."""
+    log = _uninitialised_read(tmp_path / "uum.arrow")
+    assert _analyze(log, tmp_path / "cache").returncode == 1
+    r = _analyze(log, tmp_path / "cache", QUIVER_KERNEL_CC=str(tmp_path / "no-such-cc"))
+    assert (r.returncode, r.stderr) == (1, "")
+    assert "use-of-uninitialized-memory" in r.stdout
+
+
 def test_a_failing_build_is_one_line_and_exit_2(tmp_path: Path) -> None:
     cc = tmp_path / "broken-cc"
     cc.write_text("#!/bin/sh\necho 'broken-cc: error: out of licences' >&2\nexit 1\n")
