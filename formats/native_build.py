@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import platform
 import shutil
 import subprocess
 import tempfile
@@ -73,7 +72,7 @@ def _source_key(name: str, sources: list[Path], flags: list[str]) -> str:
     for src in sources:
         h.update(src.name.encode())
         h.update(src.read_bytes())
-    h.update(repr((flags, platform.machine())).encode())
+    h.update(repr((flags, os.uname().machine)).encode())
     return f"lib{name}-{h.hexdigest()[:16]}"
 
 
