@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-setup: apt venv native aot ## install apt packages, the Python package in .venv/, build the tracer
+setup: apt venv native ## install apt packages, the Python package in .venv/, build the tracer and the VSM kernel
 	@echo "setup done: run 'source $(VENV)/bin/activate' (or use $(VENV)/bin/trace)"
 
 apt: ## install the toolchain (clang-19, libomp-19, mpich) with apt
@@ -25,11 +25,9 @@ venv: ## create .venv/ and install quiver with its test extras
 	$(PY) -m compileall -q quiver formats replay tracer >/dev/null  # what installing a wheel does: with PYTHONDONTWRITEBYTECODE set, every `trace` run would compile quiver's modules again
 	$(PY) -m ipykernel install --user --name python3 >/dev/null 2>&1 || true
 
-native: ## build the native tracer libraries
+native: ## build the native tracer libraries and the mapping checker's C kernel (else built on first use)
 	$(PY) -c "from quiver.tracer import native; print('tracer built in', native.ensure_built())"
-
-aot: ## compile the VSM kernel ahead of time (`trace analyze` of small logs then skips numba's start-up)
-	$(PY) -W ignore -m quiver.replay.mapping.vsm_aot || true
+	$(PY) -c "from quiver.replay.mapping import vsm_native; print('VSM kernel built:', vsm_native.library()._name)"
 
 test: ## run the whole test suite (real clang/libomp programs and MPI ranks)
 	$(VENV)/bin/pytest -q -p no:cacheprovider

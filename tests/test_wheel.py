@@ -62,6 +62,7 @@ def installed():
         run([venv / "bin" / "pip", "install", "-q", wheel], root, env, timeout=580)
         work = root / "work"
         work.mkdir()
+        env["XDG_CACHE_HOME"] = str(root / "cache")   # the VSM kernel is built on first use, from the wheel
         yield venv, work, env
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -83,6 +84,17 @@ def test_wheel_ships_every_native_source(installed):
     assert {"libquiver_rt.so", "libquiver_omp.so", "libquiver_range.so"} <= libs
     if HAVE_MPI:
         assert "libquiver_mpi.so" in libs
+
+
+def test_wheel_builds_the_vsm_kernel_on_first_use(installed):
+    """The mapping checker's C kernel ships as source and is compiled into the (empty) user cache."""
+    venv, work, env = installed
+    probe = ("from quiver.replay.mapping import vsm_native; print(vsm_native.SOURCE); "
+             "print(vsm_native.library()._name)")
+    source, lib = (Path(x) for x in run([venv / "bin" / "python", "-c", probe], work, env).stdout.splitlines())
+    assert source.is_relative_to(venv)
+    assert {p.name for p in source.parent.glob("*.[ch]")} == {p.name for p in (REPO / "replay" / "mapping").glob("*.[ch]")}
+    assert lib.parent == Path(env["XDG_CACHE_HOME"]) / "quiver" / "native" and lib.name.startswith("libquiver_vsm-")
 
 
 def test_wheel_records_an_openmp_program_with_the_range_pass(installed):

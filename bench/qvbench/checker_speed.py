@@ -1,4 +1,5 @@
-"""Time one checker in-process on a log, warm (the second of two runs, so numba compilation is out).
+"""Time one checker in-process on a log, warm (the second of two runs: numba compilation and the VSM
+kernel's first-use build are out).
 
 Run as a script in a fresh process (the harness sets NUMBA_NUM_THREADS=1 for "one core")::
 

@@ -180,7 +180,7 @@ def render(results: dict[str, Any], console: Console) -> None:
                      "(whole command: start-up, all default checkers, report)")
     c = (results.get("synthetic") or {}).get("checker")
     if c and not c.get("error"):
-        lines.append(f"VSM checker alone on the synthetic log (in-process, warm, NUMBA_NUM_THREADS=1): "
+        lines.append(f"VSM checker alone on the synthetic log (in-process, warm, one core): "
                      f"{c['events_per_s'] / 1e6:.1f} M events/s ({c['events']:,} events in {c['seconds']:.2f} s; "
                      f"target ≥ {ANALYZE_RATE_TARGET / 1e6:.0f} M/s: {'met' if s.get('vsm_rate_met') else 'NOT met'})")
         if c.get("end_to_end_events_per_s"):

@@ -298,7 +298,7 @@ CHECKER_SPEED = Path(__file__).with_name("checker_speed.py")
 
 
 def checker_speed(path: Path) -> dict[str, Any]:
-    """The VSM checker in a fresh process pinned to one numba thread, warm (second of two runs)."""
+    """The VSM checker (C kernel) in a fresh process, one core (one numba thread for the rest), warm (second of two runs)."""
     import os
 
     env = dict(os.environ, NUMBA_NUM_THREADS="1")

@@ -1,6 +1,6 @@
 """Turn VSM detections into findings a developer can act on: what, where, why (history) and the fix.
 
-Why separate: the two engines (numba VSM, Python oracle) only say *which bytes went bad where*;
+Why separate: the two engines (C VSM kernel, Python oracle) only say *which bytes went bad where*;
 wording, element indices, the history of the first bad byte and the concrete clause change are the
 same whichever engine found it, and live here. docs/analyze.md lists the fix rules.
 """

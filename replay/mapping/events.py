@@ -1,4 +1,4 @@
-"""Event decoding shared by the two mapping engines (numba VSM and the pure-Python oracle).
+"""Event decoding shared by the two mapping engines (the C VSM kernel and the pure-Python oracle).
 
 Why: the two engines must not share logic, only input and output. Input is the log decoded into
 (1) the *control events* (allocations, constructs, map clauses, data ops, kernels: few, kept whole in

@@ -50,15 +50,16 @@ Detections are deduplicated by (kind, rank, device, access site, clause site and
 the first occurrence and summing bytes and occurrences (one per event). The oracle
 (``quiver.replay.oracle``) implements exactly these rules; docs/analyze.md explains them to users.
 
-Speed (``vsm_kernel``): the shadow is kept in blocks of 4 KiB with a lower and an upper bound of
-their bits; a uniform block is one value (its bytes are not even paged in), so copies, allocations
-and whole-array accesses cost O(blocks), a read of a block whose lower bound has the valid bit is
-O(1), and what is left runs as vectorised slice loops. ``loc``/``id``/``aux`` of a streamed batch
+Speed (the C kernel ``vsm_kernel.c``, loaded by ``vsm_native``): the shadow is kept in blocks of
+4 KiB with a lower and an upper bound of their bits; a uniform block is one value (its bytes are
+not even paged in), so copies, allocations and whole-array accesses cost O(blocks), a read of a
+block whose lower bound has the valid bit is O(1), and what is left runs as vectorised slice loops. ``loc``/``id``/``aux`` of a streamed batch
 are read only when one of its rows produces a finding or an overflow.
 """
 
 from __future__ import annotations
 
+import ctypes
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -68,8 +69,8 @@ import numpy as np
 from quiver.formats import DataOpKind, EventKind, EventLog, LogFormatError
 from quiver.formats.memory_limit import check_fits
 from quiver.formats.schema import COLUMN_DTYPES
-from quiver.replay.mapping import vsm_aot
 from quiver.replay.mapping import vsm_layout as K
+from quiver.replay.mapping import vsm_native
 from quiver.replay.mapping.events import (
     DETECTION_KINDS,
     HISTORY_MAX,
@@ -90,31 +91,6 @@ FIND_CAPACITY = 1 << 15
 # columns the kernel reads only for findings and overflows (streamed batches read them on demand)
 LAZY_COLUMNS = ("loc", "id", "aux")
 _SHADOW_TYPES = ((3, np.uint8), (7, np.uint16), (15, np.uint32), (31, np.uint64))
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    """A read-only view of a column: the kernel then sees one array type whether a column came from
-    the log (Arrow's buffers are read-only) or was made here, so numba compiles and loads one
-    specialisation of ``apply_events``, not one per mix."""
-    v = a.view()
-    v.flags.writeable = False
-    return v
-
-
-def _kernels(shadow: np.dtype) -> tuple[Callable[..., None], Callable[..., None]]:
-    """(apply_events, copy_split_blocks) for this shadow type: the ahead-of-time build when it is
-    current and has the type (no numba start-up), else the numba kernel."""
-    global _AOT
-    if _AOT is None:
-        _AOT = vsm_aot.load() or False
-    names = vsm_aot.kernel_names(shadow)
-    if _AOT and names:
-        return getattr(_AOT, names[0]), getattr(_AOT, names[1])
-    from quiver.replay.mapping import vsm_kernel
-    return vsm_kernel.apply_events, vsm_kernel.copy_split_blocks
-
-
-_AOT = None
 
 
 # Inside ``reusing_shadows()``: the shadow array of the last session that went away, for the next
@@ -139,6 +115,11 @@ def reusing_shadows() -> Iterator[None]:
     finally:
         if outermost:
             _SPARE_SHADOW = None
+
+
+def _column(columns: Mapping[str, np.ndarray], name: str) -> np.ndarray:
+    """A column as the kernel reads it: C-contiguous, the log's dtype (no copy when it already is)."""
+    return np.ascontiguousarray(columns[name], dtype=COLUMN_DTYPES[name])
 
 
 def _shadow_for(owner: VsmSession, size: int, dtype: type) -> np.ndarray:
@@ -179,6 +160,10 @@ class StaticTables:
     n_entries_max: int
     n_allocs_max: int
     n_window_max: int
+    # whether replaying can find anything: every finding needs a map clause (section overflow) or a data
+    # op on a device (a device copy, tracked host bytes, a device known for overflows); without either
+    # (an MPI or host-only log) the replay is skipped and the kernel is not even built
+    can_find: bool = True
 
     @property
     def ndev(self) -> int:
@@ -204,7 +189,7 @@ def _union(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out_lo, out_hi
 
 
-# the control events the kernel applies (vsm_kernel._apply_control); the others only matter to reports
+# the control events the kernel applies (apply_control in vsm_shadow.h); the others only matter to reports
 KERNEL_CONTROL_KINDS = np.array([int(k) for k in (EventKind.ALLOC, EventKind.FREE, EventKind.MAP_CLAUSE,
                                                   EventKind.DATA_OP)], dtype=np.int16)
 
@@ -280,7 +265,8 @@ def build_static(control: ControlEvents) -> StaticTables:
         devices=devices.astype(np.int64), devmap=devmap, ct_event=control.event.astype(np.int64), ct=ct,
         cl_static=cl, clk_keys=clk_keys, clk_rows=clk_rows, tr_lo=lo.astype(np.int64),
         tr_hi=hi.astype(np.int64), tr_base=base, n_entries_max=n_entries,
-        n_allocs_max=int((kind == int(EventKind.ALLOC)).sum()), n_window_max=max(per_construct, n_entries))
+        n_allocs_max=int((kind == int(EventKind.ALLOC)).sum()), n_window_max=max(per_construct, n_entries),
+        can_find=bool(((kind == K.K_MAP) | (is_data & (di >= 0))).any()))
 
 
 @dataclass
@@ -305,13 +291,12 @@ class VsmSession:
 
     def __post_init__(self) -> None:
         st = self.static
-        # the shadow in blocks (vsm_kernel): every block starts uniform (never mapped: OV valid and
+        # the shadow in blocks (vsm_kernel.c): every block starts uniform (never mapped: OV valid and
         # initialised), so its bytes are not written (nor paged in) until an operation splits it
         nblocks = -(-st.tracked_bytes >> self.log_block)
         # the shadow is virtual memory the size of the mapped bytes plus 24 bytes per block written up front
         check_fits(st.tracked_bytes + nblocks * 24, "the shadow of its mapped memory")
         self.shadow = _shadow_for(self, nblocks << self.log_block, _shadow_dtype(st.ndev))
-        self._apply_events, self._copy_split_blocks = _kernels(self.shadow.dtype)
         self.blo = np.full(nblocks, K.OVV | K.OVI, dtype=np.int64)
         self.bhi = self.blo.copy()
         self.bcnt = np.zeros(nblocks, dtype=np.int64)
@@ -341,14 +326,19 @@ class VsmSession:
         self._records()
 
     def _records(self) -> None:
-        """The kernel's Tables, State and Watch records over this session's arrays."""
+        """The kernel's Tables, State and Watch structs over this session's arrays (vsm_native)."""
         st = self.static
-        self._tables = K.Tables(st.ct_event, st.ct, st.clk_keys, st.clk_rows, st.devmap, np.int64(st.ndev),
-                                np.int64(self.all_cvv), st.tr_lo, st.tr_hi, st.tr_base)
-        self._state = K.State(self.cl, self.shadow, self.blo, self.bhi, self.bcnt, np.int64(self.log_block), self.en,
-                              self.lv_key, self.lv_en, self.al_lo, self.al_hi, self.ctr, self.win, self.fd,
-                              self.fd_hash)
-        self._watch = K.Watch(self.wa_sh, self.wa_id, self.wa_done, self.wh, self.wn, self.st_ev, self.st_w)
+        p = vsm_native.ptr
+        self._tables = vsm_native.Tables(
+            p(st.ct_event), p(st.ct), len(st.ct_event), p(st.clk_keys), p(st.clk_rows), len(st.clk_keys),
+            p(st.devmap), len(st.devmap), st.ndev, self.all_cvv, p(st.tr_lo), p(st.tr_hi), p(st.tr_base), len(st.tr_lo))
+        self._state = vsm_native.State(
+            p(self.cl), p(self.shadow), p(self.blo), p(self.bhi), p(self.bcnt), len(self.blo), self.log_block,
+            p(self.en), p(self.lv_key), p(self.lv_en), p(self.al_lo), p(self.al_hi), p(self.ctr), p(self.win),
+            len(self.win), p(self.fd), len(self.fd), p(self.fd_hash), len(self.fd_hash))
+        self._watch = vsm_native.Watch(
+            p(self.wa_sh), p(self.wa_id), p(self.wa_done), p(self.wh), p(self.wn), len(self.wa_sh), HISTORY_MAX,
+            p(self.st_ev), p(self.st_w), len(self.st_ev))
 
     @classmethod
     def for_control(cls, control: ControlEvents, watches: Watches | None = None,
@@ -365,7 +355,10 @@ class VsmSession:
         for name in self._STATE:
             setattr(other, name, getattr(self, name).copy())
         other.shadow = _shadow_for(other, len(self.shadow), self.shadow.dtype)   # only split blocks' bytes matter
-        self._copy_split_blocks(self.shadow, other.shadow, self.blo, self.bhi, np.int64(self.log_block))
+        if self.static.can_find:
+            vsm_native.library().qv_vsm_copy_split_blocks(
+                vsm_native.ptr(self.shadow), vsm_native.ptr(other.shadow), vsm_native.ptr(self.blo),
+                vsm_native.ptr(self.bhi), len(self.blo), self.log_block, self.shadow.itemsize)
         other._records()
         return other
 
@@ -385,45 +378,42 @@ class VsmSession:
         without them); ``more()`` returns them, called only if a row needs them (a finding or an
         overflow), so clean batches never decompress them.
         """
+        if not self.static.can_find:
+            return
         kind = columns["kind"]
         if rows is None:
-            rows_arr = np.zeros(0, dtype=np.int64)
+            rows_arr = None
             n = len(kind)
         else:
             rows_arr = np.ascontiguousarray(rows, dtype=np.int64)
             n = len(rows_arr)
-            if n == 0:
-                return
+        if n == 0:
+            return
         stride, blocks = columns.get("addr2"), columns.get("aux2")
         if stride is None or blocks is None:   # columns without strided runs
             stride = np.zeros(len(kind), dtype=COLUMN_DTYPES["addr2"])
             blocks = np.zeros(len(kind), dtype=COLUMN_DTYPES["aux2"])
-        if more is not None and any(c not in columns for c in LAZY_COLUMNS):
-            loc, ident, aux = (np.zeros(0, dtype=COLUMN_DTYPES[c]) for c in LAZY_COLUMNS)
-        else:
-            loc, ident, aux = (columns[c] for c in LAZY_COLUMNS)
-        first = 0
+        lazy = more is not None and any(c not in columns for c in LAZY_COLUMNS)
+        held = [_column(columns, name) for name in ("kind", "rank", "device")]
+        held += [None if lazy else _column(columns, "loc"), _column(columns, "addr"), _column(columns, "size"),
+                 None if lazy else _column(columns, "id"), _column(columns, "op"),
+                 None if lazy else _column(columns, "aux"), _column({"addr2": stride}, "addr2"),
+                 _column({"aux2": blocks}, "aux2")]
+        p = vsm_native.ptr
+        cols = vsm_native.Columns(*(p(a) for a in held), int(lazy))
+        sel = vsm_native.Selection(p(rows_arr), 0, n, base)
+        lib = vsm_native.library()
+        args = (ctypes.byref(cols), ctypes.byref(sel), ctypes.byref(self._tables), ctypes.byref(self._state),
+                ctypes.byref(self._watch), self.shadow.itemsize)
         while True:
-            cols = K.Columns(*map(_readonly, (kind, columns["rank"], columns["device"], loc, columns["addr"],
-                                              columns["size"], ident, columns["op"], aux, stride, blocks)))
-            self._kernel_apply((cols, K.Selection(rows_arr, np.int64(first), np.int64(n), np.int64(base)),
-                                self._tables, self._state, self._watch))
+            lib.qv_vsm_apply(*args)
             first = int(self.ctr[K.C_STOP])
             if first < 0:
                 return
             extra = more()   # the kernel stopped at row ``first``, which needs the lazy columns
-            loc, ident, aux = (extra[c] for c in LAZY_COLUMNS)
-
-    def _kernel_apply(self, args: tuple) -> None:
-        try:
-            self._apply_events(*args)
-        except TypeError:
-            from quiver.replay.mapping import vsm_kernel
-            if self._apply_events is vsm_kernel.apply_events:
-                raise
-            # arrays the ahead-of-time build does not take (another dtype or layout): numba takes any
-            self._apply_events, self._copy_split_blocks = vsm_kernel.apply_events, vsm_kernel.copy_split_blocks
-            self._apply_events(*args)
+            held[3], held[6], held[8] = (_column(extra, c) for c in ("loc", "id", "aux"))
+            cols.loc, cols.eid, cols.aux, cols.lazy = p(held[3]), p(held[6]), p(held[8]), 0
+            sel.first = first
 
     @property
     def dropped(self) -> int:
@@ -504,6 +494,10 @@ def replay_log(log: EventLog, control: ControlEvents | None = None, *, history: 
     control = control if control is not None else read_control_events(log)
     static = build_static(control)
     session = VsmSession(static)
+    if not static.can_find:
+        if progress is not None:
+            progress(log.num_events)
+        return [], session
     stream_log(log, session, progress)
     if history:
         watches = session.first_bad_bytes()

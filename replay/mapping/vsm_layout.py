@@ -1,9 +1,8 @@
-"""The layout the VSM kernel and its Python side share: key shifts, shadow bits, event codes and the
-columns of the kernel's state tables.
+"""The layout the VSM kernel (vsm_kernel.c) and its Python side share: key shifts, shadow bits, event
+codes and the columns of the kernel's state tables.
 
-Apart from ``vsm_kernel`` (numba) so that ``quiver.replay.mapping.vsm`` can size and read those tables
-without importing numba: a log replayed by the ahead-of-time compiled kernel (``vsm_aot``) never
-loads it.
+The one definition: ``vsm_native`` passes these values to the C compiler as ``-D`` flags, and
+``quiver.replay.mapping.vsm`` sizes and reads the tables with them.
 
 Keys: a host address is keyed as ``rank << 48 | addr``; a device address as
 ``(rank * ndev + dense_device) << 48 | addr``, so one sorted array serves all ranks and devices.
@@ -12,8 +11,6 @@ device d: CV valid ``4 << 2d`` and CV initialised ``8 << 2d``.
 """
 
 from __future__ import annotations
-
-from typing import NamedTuple
 
 import numpy as np
 from quiver.formats import AccessFlag, DataOpKind, EventKind, MapType
@@ -70,85 +67,8 @@ CL_EVENT, CL_CKEY, CL_HOST, CL_SIZE, CL_NAME, CL_TYPE, CL_LOC, CL_OBJLO, CL_OBJH
 # ``blo[b]`` (bits set in every byte of the block) and ``bhi[b]`` (bits set in some byte). When they
 # are equal the block is *uniform*: each byte holds that value and the bytes in ``shadow`` are not
 # kept (they are written only when a partial operation splits the block). Every operation is a
-# per-byte bit map (``_fmap``), so uniform blocks are updated in O(1), a read of a block whose
+# per-byte bit map (``fmap`` in vsm_kernel.c), so uniform blocks are updated in O(1), a read of a block whose
 # lower bound has the valid bit needs no byte scan, and what remains are vectorised slice loops.
 LOG_BLOCK = 12
 # bit maps: v -> (v & keep) | set, plus a copy of the OV bits into a CV (TO) or back (FROM)
 MAP_PLAIN, MAP_TO, MAP_FROM = 0, 1, 2
-
-
-# ---------------------------------------------------------------------------------------------
-# The kernel's arguments, grouped: what it reads of the log, which rows, the tables that never
-# change during a replay, the state it updates, and the bytes whose history it records. Named
-# tuples of arrays: numba passes them as one struct each (no cost in the loop), ``vsm_aot`` types
-# them once (``kernel_record_types``).
-class Columns(NamedTuple):
-    """One column set of the log (``loc``/``eid``/``aux`` may be empty: read on demand)."""
-
-    kind: np.ndarray
-    rank: np.ndarray
-    device: np.ndarray
-    loc: np.ndarray
-    addr: np.ndarray
-    size: np.ndarray
-    eid: np.ndarray
-    op: np.ndarray
-    aux: np.ndarray
-    stride: np.ndarray      # addr2: distance between the blocks of a strided access
-    blocks: np.ndarray      # aux2: number of blocks of a strided access
-
-
-class Selection(NamedTuple):
-    """Rows ``rows[first:n_rows]`` (or ``first..n_rows-1`` when ``rows`` is empty); row 0 is event ``base``."""
-
-    rows: np.ndarray
-    first: np.int64
-    n_rows: np.int64
-    base: np.int64
-
-
-class Tables(NamedTuple):
-    """Built once from the control events (vsm.StaticTables)."""
-
-    ct_event: np.ndarray
-    ct: np.ndarray          # [n, CT_N]
-    clk_keys: np.ndarray
-    clk_rows: np.ndarray
-    devmap: np.ndarray
-    ndev: np.int64
-    all_cvv: np.int64       # the CV-valid bits of every device
-    tr_lo: np.ndarray       # tracked host intervals and their shadow offsets
-    tr_hi: np.ndarray
-    tr_base: np.ndarray
-
-
-class State(NamedTuple):
-    """The replay state the kernel updates (vsm.VsmSession)."""
-
-    cl: np.ndarray          # [n_clauses, CL_N]
-    shadow: np.ndarray
-    blo: np.ndarray
-    bhi: np.ndarray
-    bcnt: np.ndarray
-    lgb: np.int64           # log2 of the shadow block
-    en: np.ndarray          # [n_entries, EN_N]
-    lv_key: np.ndarray
-    lv_en: np.ndarray
-    al_lo: np.ndarray
-    al_hi: np.ndarray
-    ctr: np.ndarray         # [C_N]
-    win: np.ndarray
-    fd: np.ndarray          # [capacity, F_N]
-    fd_hash: np.ndarray
-
-
-class Watch(NamedTuple):
-    """Watched shadow bytes (sorted), their history ring, and the events at which each stops."""
-
-    wa_sh: np.ndarray
-    wa_id: np.ndarray
-    wa_done: np.ndarray
-    wh: np.ndarray          # [n, HISTORY_MAX, 2]
-    wn: np.ndarray
-    st_ev: np.ndarray
-    st_w: np.ndarray

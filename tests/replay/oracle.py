@@ -416,8 +416,11 @@ class Oracle:
                         else:
                             self.device_access(g, block, row)
                 continue
+            if k not in (EventKind.ALLOC, EventKind.FREE, EventKind.MAP_CLAUSE, EventKind.DATA_OP):
+                continue   # constructs, kernels, ...: change no state and end no epoch (vsm_layout.C_EPOCH)
             if k != EventKind.DATA_OP and _wide(ev):
-                continue   # values, not addresses (firstprivate literals)
+                self.epoch = g
+                continue   # values, not addresses (firstprivate literals); still an epoch boundary
             if k == EventKind.ALLOC:
                 self.alloc(g, ev)
             elif k == EventKind.FREE:

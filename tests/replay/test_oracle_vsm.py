@@ -1,4 +1,4 @@
-"""The numba VSM and the pure-Python oracle give identical detections on random builder logs.
+"""The C VSM kernel and the pure-Python oracle give identical detections on random builder logs.
 
 The kernel keeps its shadow in blocks (uniform blocks updated in O(1), split blocks byte by byte);
 the tests run it with blocks of 4 to 16 bytes as well as the default size, so random logs of a few
@@ -11,12 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import oracle_detections
 from quiver.formats import ConstructKind, DataOpKind, EventKind, LogBuilder, MapType, read_log
-from quiver.replay.mapping import vsm, vsm_aot, vsm_kernel
 from quiver.replay.mapping.vsm import replay_log, run_vsm
 from quiver.replay.mapping.vsm_layout import LOG_BLOCK
 
@@ -124,18 +122,6 @@ def build(ops: list, ranks: int = 1, path: Path | None = None) -> dict[str, np.n
     return cols
 
 
-@pytest.fixture(scope="module", autouse=True, params=["aot", "numba"])
-def kernel(request):
-    """Every test here runs on both builds of the VSM kernel: ahead of time (`make setup` builds it;
-    the test fails if it is missing or stale) and numba's."""
-    if request.param == "aot":
-        assert vsm_aot.load() is not None, "replay/_vsm_aot is not built or stale: run `make aot`"
-    saved = vsm._AOT
-    vsm._AOT = None if request.param == "aot" else False
-    yield request.param
-    vsm._AOT = saved
-
-
 # shadow blocks of 4, 8 or 16 bytes (many block edges in a small log) or the default size
 log_block = st.sampled_from([2, 3, 4, LOG_BLOCK])
 
@@ -175,18 +161,19 @@ def test_streamed_replay_reads_lazy_columns_only_when_needed_and_agrees(tmp_path
     assert streamed == run_vsm(cols).detections
 
 
-def on_high_devices(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The same events on devices 31 and 32, after device memory on devices 2..30 (31 devices in all).
+def on_high_devices(cols: dict[str, np.ndarray], ndev: int = 31) -> dict[str, np.ndarray]:
+    """The same events on devices ndev and ndev+1, after device memory on devices 2..ndev-1 (ndev devices).
 
-    The shadow is then uint64 and the two devices' bits are the top ones (bit 63 is the sign bit).
+    The shadow is then the widest of its type (7 devices: uint16, 15: uint32, 31: uint64) and the two
+    devices' bits are its top ones (with 31, bit 63 is the sign bit).
     """
     b = LogBuilder(program="devices")
-    for d in range(2, 31):   # omp_target_alloc on each: a device of the log, nothing tracked
+    for d in range(2, ndev):   # omp_target_alloc on each: a device of the log, nothing tracked
         b.data_op(DataOpKind.ALLOC, 0, 0x100, 8, device=d)
     dummy = b.columns()
     out = {k: np.concatenate([dummy[k], v]) for k, v in cols.items()}
     dev = out["device"][len(dummy["kind"]):]
-    dev[dev >= 0] += 31
+    dev[dev >= 0] += ndev
     return out
 
 
@@ -197,6 +184,16 @@ def test_vsm_matches_oracle_with_31_devices(ops, lgb):
     assert run_vsm(cols, log_block=lgb).detections == oracle_detections(cols)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(op, min_size=8, max_size=30), log_block, st.sampled_from([7, 15]))
+def test_vsm_matches_oracle_with_uint16_and_uint32_shadows(ops, lgb, ndev):
+    """The kernel is compiled once per shadow element type: the two middle widths agree too."""
+    cols = on_high_devices(build(ops), ndev)
+    result = run_vsm(cols, log_block=lgb)
+    assert result.session.shadow.dtype == (np.uint16 if ndev == 7 else np.uint32)
+    assert result.detections == oracle_detections(cols)
+
+
 def test_fixed_example_agrees_and_finds_uum():
     ops = [("alloc", 1, 0, 16), ("construct", [(1, 0, 16, 0)]), ("dataop", 1, 1, 0, 0, 16, 0, 0, 0, False),
            ("device", (0, 0, 4), False, 3, 0)]
@@ -205,11 +202,3 @@ def test_fixed_example_agrees_and_finds_uum():
     assert dets == oracle_detections(cols)
     assert [d.kind for d in dets] == ["uum"]
     assert MapType.TO  # the clause had no copy-in
-
-
-def test_the_chosen_kernel_ran_to_the_end(kernel):
-    """No silent fallback: with strided rows and findings, the session still holds the kernel it began with."""
-    ops = [("dstride", 0, 0, 8, 8, 4, False, 0, 0), ("host", (0, 0, 16), True, 1)]
-    session = run_vsm(build(ops)).session
-    want = vsm_aot.load().apply_events_u8 if kernel == "aot" else vsm_kernel.apply_events
-    assert session._apply_events is want

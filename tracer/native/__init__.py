@@ -27,6 +27,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from quiver.formats.native_build import compiler_id
+
 NATIVE_DIR = Path(__file__).resolve().parent
 CLANG = os.environ.get("QUIVER_CLANG", "clang-19")
 LLVM_LIB = "/usr/lib/llvm-19/lib"
@@ -68,26 +70,14 @@ def _source_files() -> list[Path]:
     return sorted(files)
 
 
-@functools.cache
-def _compiler_id(cc: str) -> str:
-    """The installed compiler binary (path, size, mtime): changes when the compiler is upgraded, and
-    costs a stat, not a process (every `trace record` and `trace cc` computes the build hash)."""
-    path = shutil.which(cc)
-    if path is None:
-        return "missing"
-    real = os.path.realpath(path)
-    st = os.stat(real)
-    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
-
-
 def source_hash() -> str:
     h = hashlib.sha256()
     for p in _source_files():
         h.update(str(p.relative_to(NATIVE_DIR)).encode())
         h.update(p.read_bytes())
     for lib in LIBS:
-        h.update(repr((lib.name, lib.sources, lib.deps, lib.ldlibs, lib.cc, _compiler_id(lib.cc))).encode())
-    h.update(repr((CFLAGS, _compiler_id(CXX), _llvm_include())).encode())
+        h.update(repr((lib.name, lib.sources, lib.deps, lib.ldlibs, lib.cc, compiler_id(lib.cc))).encode())
+    h.update(repr((CFLAGS, compiler_id(CXX), _llvm_include())).encode())
     return h.hexdigest()[:16]
 
 

@@ -1,0 +1,121 @@
+"""Compile a C shared library on first use into the user's cache, named by a hash of what goes into it.
+
+Why here (a leaf module, standard library only): replay's VSM kernel (replay/mapping/vsm_native.py) is
+built this way, and the layers rule keeps replay from importing the tracer (whose libraries are built
+by tracer/native with their own rules: clang-19, libomp, MPI, a directory per source hash).
+
+What names the library: the sources' bytes, the flags (``-D`` values included) and the machine's
+architecture, then the compiler binary (path, size, mtime: an upgrade rebuilds). A machine without a
+compiler uses a library of the same sources that another compiler built (a cache shared with a
+machine that has one, or a compiler removed after ``make setup``). Concurrent first uses (two
+`trace analyze` at once, MPI ranks on a shared home) each compile to a private temporary name and
+rename it into place; a rename is atomic, so a reader sees the old name missing or a whole library.
+
+    path = build_library("quiver_vsm", [src], flags)   # BuildError: no compiler, or it failed
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .errors import QuiverError
+
+# tried in order unless QUIVER_KERNEL_CC names the compiler
+COMPILERS = ("cc", "gcc", "clang", "clang-19")
+
+
+class BuildError(QuiverError):
+    """A native library could not be built here (no C compiler, or it failed); exit code 2."""
+
+
+def cache_root() -> Path:
+    """``$QUIVER_NATIVE_BUILD`` if set, else ``$XDG_CACHE_HOME/quiver/native`` (~/.cache/...)."""
+    env = os.environ.get("QUIVER_NATIVE_BUILD")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "quiver" / "native"
+
+
+def compiler() -> str | None:
+    """Path of the C compiler to use: ``$QUIVER_KERNEL_CC`` (only that one) or the first of COMPILERS on PATH."""
+    env = os.environ.get("QUIVER_KERNEL_CC")
+    names = (env,) if env else COMPILERS
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@functools.cache
+def compiler_id(cc: str) -> str:
+    """The installed compiler binary (path, size, mtime): changes when the compiler is upgraded, and
+    costs a stat, not a process (the tracer's build hash uses it too, on every `trace record`)."""
+    path = shutil.which(cc)
+    if path is None:
+        return "missing"
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _source_key(name: str, sources: list[Path], flags: list[str]) -> str:
+    """``lib<name>-<hash of sources, flags, architecture>``: what a library is built from."""
+    h = hashlib.sha256()
+    for src in sources:
+        h.update(src.name.encode())
+        h.update(src.read_bytes())
+    h.update(repr((flags, os.uname().machine)).encode())
+    return f"lib{name}-{h.hexdigest()[:16]}"
+
+
+def library_path(key: str, cc: str) -> Path:
+    """Where the library of a source key built by compiler ``cc`` lives (built or not)."""
+    return cache_root() / f"{key}-{hashlib.sha256(compiler_id(cc).encode()).hexdigest()[:8]}.so"
+
+
+def build_library(name: str, sources: list[Path], flags: list[str], headers: list[Path] = ()) -> Path:
+    """The shared library of ``sources`` (``headers``: also part of its hash), compiled now if needed.
+    Without a compiler, a library of the same sources built earlier (by another compiler, e.g. on a
+    machine sharing the cache) is used."""
+    key = _source_key(name, [*sources, *headers], flags)
+    cc = compiler()
+    if cc is None:
+        built = sorted(cache_root().glob(f"{key}-*.so"))
+        if built:
+            return built[-1]
+        wanted = os.environ.get("QUIVER_KERNEL_CC") or " or ".join(COMPILERS)
+        raise BuildError(f"no C compiler ({wanted}) found to build lib{name}.so: install one "
+                         "(e.g. apt-get install gcc) or set QUIVER_KERNEL_CC")
+    path = library_path(key, cc)
+    if path.exists():
+        return path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        os.close(fd)
+    except OSError as e:
+        raise BuildError(f"cannot write lib{name}.so to {path.parent}: {e.strerror or e}; "
+                         "set QUIVER_NATIVE_BUILD to a writable directory") from None
+    cmd = [cc, *flags, "-shared", "-fPIC", *map(str, sources), "-o", tmp]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            lines = proc.stderr.strip().splitlines()
+            first = next((ln for ln in lines if "error" in ln), lines[0] if lines else f"exit status {proc.returncode}")
+            raise BuildError(f"building lib{name}.so with {cc} failed: {first.strip()}")
+        os.chmod(tmp, 0o755)   # mkstemp made it private; a shared cache directory serves others too
+        os.replace(tmp, path)
+    except OSError as e:
+        raise BuildError(f"building lib{name}.so with {cc} failed: {e.strerror or e}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path

@@ -1,0 +1,632 @@
+/* The part of the VSM kernel that touches shadow bytes, instantiated once per shadow element type by
+ * vsm_kernel.c (SH: the element type, F(name): name with the type's suffix). The rules themselves are
+ * written once, here and in vsm_kernel.c. */
+
+/* The shadow and its block bounds, passed by value so that the hot loop keeps them in registers. */
+typedef struct {
+    SH *shadow;
+    i64 *blo;
+    i64 *bhi;
+    i64 *bcnt;
+    i64 lgb;
+} F(shv);
+
+/* Apply a bit map to shadow bytes [s0, s1); (AND, OR) of the new values. */
+static void F(map_bytes)(SH *a, i64 s0, i64 s1, i64 keep, i64 set_bits, i64 mode, i64 shift, i64 *lo_out,
+                         i64 *hi_out) {
+    i64 lo = -1, hi = 0;
+    if (mode == MAP_TO) {
+        for (i64 i = s0; i < s1; i++) {
+            i64 v = (i64)a[i];
+            v = (v & keep) | set_bits | (i64)((uint64_t)(v & (OVV | OVI)) << shift);
+            a[i] = (SH)v;
+            lo &= v;
+            hi |= v;
+        }
+    } else if (mode == MAP_FROM) {
+        for (i64 i = s0; i < s1; i++) {
+            i64 v = (i64)a[i];
+            v = (v & keep) | set_bits | ((v >> shift) & (OVV | OVI));
+            a[i] = (SH)v;
+            lo &= v;
+            hi |= v;
+        }
+    } else {
+        for (i64 i = s0; i < s1; i++) {
+            i64 v = ((i64)a[i] & keep) | set_bits;
+            a[i] = (SH)v;
+            lo &= v;
+            hi |= v;
+        }
+    }
+    *lo_out = lo;
+    *hi_out = hi;
+}
+
+/* Whether the plain map (keep, set) leaves every shadow byte in [s0, s1) as it is: a byte v is
+ * unchanged iff (v & m) == set with m = ~keep | set; in the shadow's own width, so that it vectorises. */
+static int F(bytes_unchanged)(const SH *a, i64 s0, i64 s1, i64 keep, i64 set_bits) {
+    SH m = (SH)(~keep | set_bits), want = (SH)set_bits, diff = 0;
+    for (i64 i = s0; i < s1; i++)
+        diff |= (SH)((a[i] & m) ^ want);
+    return diff == 0;
+}
+
+/* (AND, OR) of shadow bytes [s0, s1). */
+static void F(bounds_bytes)(const SH *a, i64 s0, i64 s1, i64 *lo_out, i64 *hi_out) {
+    SH lo = (SH)-1, hi = 0;
+    for (i64 i = s0; i < s1; i++) {
+        lo &= a[i];
+        hi |= a[i];
+    }
+    /* the AND of no bytes is all ones (-1 as int64) */
+    *lo_out = s1 > s0 ? (i64)lo : -1;
+    *hi_out = (i64)hi;
+}
+
+static void F(fill)(SH *a, i64 s0, i64 s1, i64 v) {
+    for (i64 i = s0; i < s1; i++)
+        a[i] = (SH)v;
+}
+
+/* Apply a bit map to shadow bytes [s0, s1), block by block.
+ *
+ * bcnt[b]: bytes changed by partial operations since block b's bounds were last made exact; when it
+ * reaches the block size (or a write leaves the block at its end) the bounds are recomputed, so a
+ * block that scattered writes have made uniform again is seen as uniform. */
+static inline void F(map_range)(F(shv) s, i64 s0, i64 s1, i64 keep, i64 set_bits, i64 mode, i64 shift) {
+    i64 lgb = s.lgb, bsz = (i64)1 << lgb, b = s0 >> lgb;
+    while (s0 < s1) {
+        i64 bs = b << lgb, be = bs + bsz, e = s1 < be ? s1 : be;
+        int full = s0 == bs && e == be;
+        i64 lb = s.blo[b], ub = s.bhi[b], lo, hi;
+        if (lb == ub) {
+            i64 nv = fmap(lb, keep, set_bits, mode, shift);
+            if (nv != lb) {
+                if (full) {
+                    s.blo[b] = nv;
+                    s.bhi[b] = nv;
+                } else {   /* split a uniform block: its bytes become the truth */
+                    F(fill)(s.shadow, bs, be, lb);
+                    F(map_bytes)(s.shadow, s0, e, keep, set_bits, mode, shift, &lo, &hi);
+                    s.blo[b] = lb & lo;
+                    s.bhi[b] = ub | hi;
+                    s.bcnt[b] = e - s0;
+                }
+            }
+        } else if (!(mode == MAP_PLAIN && (unchanged(lb, ub, keep, set_bits)
+                                           || F(bytes_unchanged)(s.shadow, s0, e, keep, set_bits)))) {
+            /* (else no byte changes: a sweep rewriting what it wrote last time only reads the bytes) */
+            F(map_bytes)(s.shadow, s0, e, keep, set_bits, mode, shift, &lo, &hi);
+            if (full) {
+                s.blo[b] = lo;
+                s.bhi[b] = hi;
+                s.bcnt[b] = 0;
+            } else if (e == be || s.bcnt[b] + (e - s0) >= bsz) {
+                /* a partial write reaching the block's end (a sweep leaving it), or as many bytes written
+                 * as the block holds: make its bounds exact (amortised O(1) per byte) */
+                F(bounds_bytes)(s.shadow, bs, be, &lo, &hi);
+                s.blo[b] = lo;
+                s.bhi[b] = hi;
+                s.bcnt[b] = 0;
+            } else {
+                s.blo[b] = lb & lo;
+                s.bhi[b] = ub | hi;
+                s.bcnt[b] += e - s0;
+            }
+        }
+        s0 = e;
+        b++;
+    }
+}
+
+/* map_range as a function call (control events: rare, big ranges; keeps the kernel small). */
+static __attribute__((noinline)) void F(map_range_ctl)(F(shv) s, i64 s0, i64 s1, i64 keep, i64 set_bits,
+                                                       i64 mode, i64 shift) {
+    F(map_range)(s, s0, s1, keep, set_bits, mode, shift);
+}
+
+/* Whether every shadow byte in [s0, s1) has bit (a read finds its copy valid). */
+static inline int F(all_have)(F(shv) s, i64 s0, i64 s1, i64 bit) {
+    i64 lgb = s.lgb, bsz = (i64)1 << lgb, b = s0 >> lgb;
+    while (s0 < s1) {
+        i64 bs = b << lgb, e = s1 < bs + bsz ? s1 : bs + bsz;
+        i64 lb = s.blo[b];
+        if ((lb & bit) == 0) {
+            if (lb == s.bhi[b])
+                return 0;
+            i64 lo, hi;
+            F(bounds_bytes)(s.shadow, s0, e, &lo, &hi);
+            if (s0 == bs && e == bs + bsz) {   /* a whole block scanned: its bounds become exact */
+                s.blo[b] = lo;
+                s.bhi[b] = hi;
+            }
+            if ((lo & bit) == 0)
+                return 0;
+        }
+        s0 = e;
+        b++;
+    }
+    return 1;
+}
+
+/* An access's write to shadow bytes [s0, s1) (first block b0; one: it is the only one): nothing to do
+ * when that block already has the written state. */
+static inline void F(write_piece)(F(shv) s, i64 s0, i64 s1, i64 b0, int one, i64 keep, i64 set_bits) {
+    if (!(one && unchanged(s.blo[b0], s.bhi[b0], keep, set_bits)))
+        F(map_range)(s, s0, s1, keep, set_bits, MAP_PLAIN, 0);
+}
+
+/* The state of shadow byte i. */
+static inline i64 F(value)(F(shv) s, i64 i) {
+    i64 b = i >> s.lgb;
+    if (s.blo[b] == s.bhi[b])
+        return s.blo[b];
+    return (i64)s.shadow[i];
+}
+
+/* First shadow byte t in [i, s1) with (state & mask) != want; s1 when none. */
+static i64 F(run_end)(F(shv) s, i64 i, i64 s1, i64 mask, i64 want) {
+    i64 lgb = s.lgb, bsz = (i64)1 << lgb, b = i >> lgb;
+    while (i < s1) {
+        i64 bs = b << lgb, e = s1 < bs + bsz ? s1 : bs + bsz;
+        if ((s.blo[b] & mask) != want || (s.bhi[b] & mask) != want) {
+            if (s.blo[b] == s.bhi[b])
+                return i;
+            for (i64 k = i; k < e; k++)
+                if (((i64)s.shadow[k] & mask) != want)
+                    return k;
+        }
+        i = e;
+        b++;
+    }
+    return s1;
+}
+
+/* Append (event, state after) to the history of every watched byte in shadow[s0:s1]. */
+static void F(watch)(F(shv) s, const qv_watch *w, i64 s0, i64 s1, i64 g) {
+    i64 nw = w->n_wa;
+    if (nw == 0)
+        return;
+    i64 k = search(w->wa_sh, nw, s0 - 1) + 1;
+    while (k < nw && w->wa_sh[k] < s1) {
+        i64 id = w->wa_id[k];
+        if (w->wa_done[id] == 0) {
+            i64 slot = w->wn[id] % w->hmax;
+            w->wh[(id * w->hmax + slot) * 2] = g;
+            w->wh[(id * w->hmax + slot) * 2 + 1] = F(value)(s, w->wa_sh[k]);
+            w->wn[id]++;
+        }
+        k++;
+    }
+}
+
+/* Copy the bytes of the blocks that are not uniform (the only bytes that hold state). */
+static void F(copy_split)(const SH *src, SH *dst, const i64 *blo, const i64 *bhi, i64 nblocks, i64 lgb) {
+    i64 bsz = (i64)1 << lgb;
+    for (i64 b = 0; b < nblocks; b++)
+        if (blo[b] != bhi[b])
+            memcpy(dst + (b << lgb), src + (b << lgb), (size_t)bsz * sizeof(SH));
+}
+
+/* Record the runs of invalid bytes of a host read of shadow[s0:s1] (host key key0). */
+static void F(host_read_findings)(F(shv) s, qv_state *st, i64 s0, i64 s1, i64 key0, i64 g, i64 rk, i64 loc,
+                                  i64 width, i64 sz) {
+    i64 i = s0;
+    while (i < s1) {
+        i = F(run_end)(s, i, s1, OVV, OVV);   /* next invalid byte */
+        if (i >= s1)
+            break;
+        i64 v = F(value)(s, i);
+        i64 k = key0 + (i - s0), hi;
+        i64 e = latest_entry(st, k, &hi);
+        int uum = (v & OVI) == 0;
+        i64 lim = s0 + (hi - key0);
+        i64 t = F(run_end)(s, i + 1, s1 < lim ? s1 : lim, OVV | OVI, v & (OVV | OVI));
+        entry_key_t ek = entry_key(st, e);
+        i64 release = e >= 0 ? EN(st, e, EN_RELEASE) : -1;
+        record(st, uum ? FK_UUM : FK_STALE, rk, -1, loc, ek.kx, e, ek.clause_ev, g, k & ADDR_MASK, -1, i, t - i,
+               (k + (t - 1 - i)) & ADDR_MASK, width, sz, release, ek.name, ek.olo, ek.ohi);
+        i = t;
+    }
+}
+
+/* Record the runs of invalid bytes of a device read of shadow[s0:s1] (device key key0, entry e). */
+static void F(device_read_findings)(F(shv) s, qv_state *st, i64 s0, i64 s1, i64 key0, i64 g, i64 rk, i64 di,
+                                    i64 cvv, i64 cvi, i64 e, i64 loc, i64 width, i64 sz) {
+    entry_key_t ek = entry_key(st, e);
+    i64 i = s0;
+    while (i < s1) {
+        i = F(run_end)(s, i, s1, cvv, cvv);   /* next invalid byte */
+        if (i >= s1)
+            break;
+        i64 v = F(value)(s, i);
+        int uum = (v & cvi) == 0;
+        i64 t = F(run_end)(s, i + 1, s1, cvv | cvi, v & (cvv | cvi));
+        i64 dk = key0 + (i - s0);
+        i64 host = EN(st, e, EN_HOST) + (dk - EN(st, e, EN_DEV));
+        record(st, uum ? FK_UUM : FK_STALE, rk, di, loc, ek.kx, e, ek.clause_ev, g, host & ADDR_MASK,
+               dk & ADDR_MASK, i, t - i, (host + (t - 1 - i)) & ADDR_MASK, width, sz, EN(st, e, EN_RELEASE),
+               ek.name, ek.olo, ek.ohi);
+        i = t;
+    }
+}
+
+static __attribute__((noinline)) void F(apply_control)(F(shv) s, const qv_tables *t, qv_state *st,
+                                                       const qv_watch *w, i64 c, i64 g) {
+    i64 *ctr = st->ctr;
+    i64 kind = CT(t, c, CT_KIND), rk = CT(t, c, CT_RANK);
+    i64 hk = (rk << SHIFT) | CT(t, c, CT_ADDR);
+    i64 size = CT(t, c, CT_SIZE);
+    if (kind == K_ALLOC) {
+        if (size <= 0)
+            return;
+        i64 n = ctr[C_NALLOC];
+        i64 *al_lo = st->al_lo, *al_hi = st->al_hi;
+        i64 i = search(al_lo, n, hk);
+        if (i >= 0 && al_lo[i] == hk && al_hi[i] == hk + size)
+            return;   /* the same object recorded again */
+        /* drop live objects overlapping the new one, insert it, reset its tracked bytes */
+        i64 wr = 0;
+        for (i64 j = 0; j < n; j++) {
+            if (al_hi[j] <= hk || al_lo[j] >= hk + size) {
+                al_lo[wr] = al_lo[j];
+                al_hi[wr] = al_hi[j];
+                wr++;
+            }
+        }
+        i = search(al_lo, wr, hk) + 1;
+        for (i64 j = wr; j > i; j--) {
+            al_lo[j] = al_lo[j - 1];
+            al_hi[j] = al_hi[j - 1];
+        }
+        al_lo[i] = hk;
+        al_hi[i] = hk + size;
+        ctr[C_NALLOC] = wr + 1;
+        i64 key = hk, end = hk + size;
+        while (key < end) {
+            i64 run_end;
+            i64 s0 = tracked(t, key, &run_end);
+            i64 stop = end < run_end ? end : run_end;
+            if (s0 >= 0) {
+                i64 s1 = s0 + (stop - key);
+                F(map_range_ctl)(s, s0, s1, 0, OVV | OVI, MAP_PLAIN, 0);
+                F(watch)(s, w, s0, s1, g);
+            }
+            key = stop;
+        }
+    } else if (kind == K_FREE) {
+        i64 n = ctr[C_NALLOC];
+        i64 i = search(st->al_lo, n, hk);
+        if (i >= 0 && st->al_lo[i] == hk) {
+            for (i64 j = i; j < n - 1; j++) {
+                st->al_lo[j] = st->al_lo[j + 1];
+                st->al_hi[j] = st->al_hi[j + 1];
+            }
+            ctr[C_NALLOC] = n - 1;
+        }
+    } else if (kind == K_MAP) {
+        i64 r = CT(t, c, CT_CLROW), olo, ohi;
+        live_alloc(st, hk, &olo, &ohi);
+        CL(st, r, CL_OBJLO) = olo;
+        CL(st, r, CL_OBJHI) = ohi;
+        ctr[C_GEN]++;   /* overflow windows depend on clause objects */
+        if ((CT(t, c, CT_OP) & M_NO_DATA) == 0)
+            section_overflow(st, g, rk, CT(t, c, CT_DI), CT(t, c, CT_LOC), g, CT(t, c, CT_NAME), hk, size, olo, ohi);
+    } else if (kind == K_DATA) {
+        i64 di = CT(t, c, CT_DI);
+        if (di < 0)
+            return;
+        i64 op = CT(t, c, CT_OP);
+        i64 dk = ((rk * t->ndev + di) << SHIFT) | CT(t, c, CT_ADDR2);
+        i64 ckey = CT(t, c, CT_ID) >= 0 ? (rk << CKEY_SHIFT) | CT(t, c, CT_ID) : -1;
+        i64 cvv = cv_valid(di), cvi = cv_init(di);
+        if (op == D_ALLOC || op == D_ASSOC) {
+            if (size <= 0 || CT(t, c, CT_ADDR) == 0)
+                return;   /* device memory with no host side (omp_target_alloc): no OV to track */
+            /* a new CV replaces any live CV it overlaps on that device */
+            i64 j = 0;
+            while (j < ctr[C_NLIVE]) {
+                i64 e = st->lv_en[j];
+                if (st->lv_key[j] < dk + size && dk < st->lv_key[j] + EN(st, e, EN_SIZE)) {
+                    EN(st, e, EN_RELEASE) = g;
+                    remove_live(st, j);
+                } else {
+                    j++;
+                }
+            }
+            i64 e = ctr[C_NENT], run_end;
+            i64 s0 = tracked(t, hk, &run_end);
+            EN(st, e, EN_HOST) = hk;
+            EN(st, e, EN_DEV) = dk;
+            EN(st, e, EN_SIZE) = size;
+            EN(st, e, EN_SHADOW) = s0;
+            EN(st, e, EN_DI) = di;
+            EN(st, e, EN_RANK) = rk;
+            EN(st, e, EN_CLAUSE) = clause_of(t, st, ckey, hk, CT(t, c, CT_NAME));
+            EN(st, e, EN_CREATE) = g;
+            EN(st, e, EN_RELEASE) = -1;
+            EN(st, e, EN_NAME) = CT(t, c, CT_NAME);
+            ctr[C_NENT] = e + 1;
+            insert_live(st, dk, e);
+            if (op == D_ASSOC && CT(t, c, CT_AUX) == 1)
+                /* a declare-target variable's device copy: initialised from the device image */
+                F(map_range_ctl)(s, s0, s0 + size, -1, cvv | cvi, MAP_PLAIN, 0);
+            else
+                F(map_range_ctl)(s, s0, s0 + size, ~(cvv | cvi), 0, MAP_PLAIN, 0);
+            F(watch)(s, w, s0, s0 + size, g);
+        } else if (op == D_DELETE || op == D_DISASSOC) {
+            i64 i, e = find_live(st, dk, &i);
+            if (e < 0)
+                return;
+            EN(st, e, EN_RELEASE) = g;
+            remove_live(st, i);
+            i64 s0 = EN(st, e, EN_SHADOW);
+            F(map_range_ctl)(s, s0, s0 + EN(st, e, EN_SIZE), ~(cvv | cvi), 0, MAP_PLAIN, 0);
+            F(watch)(s, w, s0, s0 + EN(st, e, EN_SIZE), g);
+        } else if (op == D_TO || op == D_FROM) {
+            i64 clause = clause_of(t, st, ckey, hk, CT(t, c, CT_NAME));
+            if (clause < 0) {
+                i64 olo, ohi;
+                live_alloc(st, hk, &olo, &ohi);
+                section_overflow(st, g, rk, di, CT(t, c, CT_LOC), -1, CT(t, c, CT_NAME), hk, size, olo, ohi);
+            }
+            i64 i, e = find_live(st, dk, &i);
+            if (e < 0 || size <= 0)
+                return;
+            i64 off = dk - EN(st, e, EN_DEV);
+            i64 n = EN(st, e, EN_SIZE) - off;
+            n = size < n ? size : n;
+            i64 s0 = EN(st, e, EN_SHADOW) + off;
+            int direct = EN(st, e, EN_HOST) + off == hk;
+            i64 shift = 2 + 2 * di;
+            if (op == D_TO) {
+                if (direct)   /* CV := OV */
+                    F(map_range_ctl)(s, s0, s0 + n, ~(cvv | cvi), 0, MAP_TO, shift);
+                else   /* the runtime wrote a device address into this CV (pointer attachment) */
+                    F(map_range_ctl)(s, s0, s0 + n, -1, cvv | cvi, MAP_PLAIN, 0);
+            } else {
+                if (!direct)
+                    return;
+                F(map_range_ctl)(s, s0, s0 + n, ~(i64)(OVV | OVI), 0, MAP_FROM, shift);
+            }
+            F(watch)(s, w, s0, s0 + n, g);
+        }
+    }
+}
+
+/* Apply the selected rows of one column set (see qv_vsm_apply in vsm_kernel.c). */
+static void F(apply)(const qv_columns *cols, const qv_selection *sel, const qv_tables *t, qv_state *st,
+                     const qv_watch *w) {
+    const int16_t *kind = cols->kind;
+    const int32_t *rank = cols->rank, *device = cols->device, *op = cols->op;
+    const uint64_t *addr = cols->addr, *size = cols->size, *stride = cols->stride;
+    const int64_t *blocks = cols->blocks;
+    const i64 *rows = sel->rows;
+    i64 *ctr = st->ctr;
+    F(shv) s = {(SH *)st->shadow, st->blo, st->bhi, st->bcnt, st->lgb};
+    i64 *blo = s.blo, *bhi = s.bhi, lgb = s.lgb;
+    int lazy = cols->lazy != 0;
+    int watching = w->n_wa > 0;
+    const i64 *devmap = t->devmap, *ct_event = t->ct_event;
+    i64 n_ct = t->n_ct, ndevmap = t->n_devmap, ndev = t->ndev;
+    i64 keep_host = ~t->all_cvv;
+    i64 keep_dev = ~((i64)OVV | t->all_cvv);
+    i64 set_host = (OVV | OVI) & keep_host;
+    ctr[C_STOP] = -1;
+    /* lookup caches, invalidated whenever a control event changes the tables: host: the tracked interval
+     * [h_lo, h_hi) at shadow h_base; device: the last two live CVs looked up (kernels alternate between
+     * a few arrays: a hit in cv2 swaps the two) */
+    i64 h_lo = 0, h_hi = 0, h_base = 0;
+    cached_cv cv = NO_CV, cv2 = NO_CV, tmp;
+    for (i64 j = sel->first; j < sel->n_rows; j++) {
+        i64 r = rows ? rows[j] : j;
+        i64 g = sel->base + r;
+        if (watching) {
+            i64 k = search(w->st_ev, w->n_st, g - 1) + 1;
+            while (k < w->n_st && w->st_ev[k] == g) {
+                w->wa_done[w->st_w[k]] = 1;
+                k++;
+            }
+        }
+        i64 kd = kind[r];
+        if (kd != K_ACCESS) {
+            if (kd == K_ALLOC || kd == K_FREE || kd == K_MAP || kd == K_DATA) {
+                i64 c = search(ct_event, n_ct, g);
+                if (c >= 0 && ct_event[c] == g) {
+                    F(apply_control)(s, t, st, w, c, g);
+                    ctr[C_EPOCH] = g;
+                    h_hi = 0;
+                    h_lo = 0;
+                    cv = cv2 = NO_CV;
+                }
+            }
+            continue;
+        }
+        i64 sz = (i64)size[r];
+        if (sz <= 0)
+            continue;
+        i64 a0 = (i64)addr[r];
+        i64 nblk = blocks[r] > 1 ? blocks[r] : 1;
+        i64 step = nblk > 1 ? (i64)stride[r] : 0;
+        i64 rk = rank[r];
+        i64 dv = device[r];
+        int write = (op[r] & A_WRITE) != 0;
+        i64 di = -1;
+        if (dv >= 0) {
+            if (dv >= ndevmap)
+                continue;
+            di = devmap[dv];
+            if (di < 0)
+                continue;
+        }
+        if (di >= 0 && a0 >= 0 && (nblk == 1 || step > 0)) {
+            /* a device range or strided run wholly inside one of the two cached CVs: its blocks map to
+             * shadow bytes at the same stride, so only the per-block state checks remain */
+            i64 key0 = ((rk * ndev + di) << SHIFT) | a0;
+            i64 span = (nblk - 1) * step + sz;
+            int inside = ((a0 + span) >> SHIFT) == 0;
+            if (inside && !(cv.lo <= key0 && key0 + span <= cv.hi) && cv2.lo <= key0 && key0 + span <= cv2.hi) {
+                tmp = cv;
+                cv = cv2;
+                cv2 = tmp;
+            }
+            if (inside && cv.lo <= key0 && key0 + span <= cv.hi) {
+                i64 cvv = cv_valid(di), cvi = cv_init(di);
+                i64 sb = cv.shadow + (key0 - cv.lo);
+                if (nblk == 1) {
+                    /* the common row: one shadow block whose bounds decide it (else the general path) */
+                    i64 b0 = sb >> lgb;
+                    if (!watching && (sb + sz - 1) >> lgb == b0) {
+                        if (write) {
+                            if (unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi))
+                                continue;
+                        } else if ((blo[b0] & cvv) != 0) {
+                            continue;
+                        }
+                    }
+                } else if (!watching && span >> lgb <= nblk * ((sz >> lgb) + 1)
+                           && span_settled(blo, bhi, lgb, sb, sb + span, write, keep_dev, cvv | cvi, cvv)) {
+                    /* the whole span at once when it has fewer shadow blocks than the run's blocks touch */
+                    continue;
+                } else {
+                    int done = 1;
+                    for (i64 blk = 0; blk < nblk; blk++) {
+                        i64 s0 = sb + blk * step, s1 = s0 + sz, b0 = s0 >> lgb;
+                        int one = (s1 - 1) >> lgb == b0;
+                        if (write) {
+                            F(write_piece)(s, s0, s1, b0, one, keep_dev, cvv | cvi);
+                            if (watching)
+                                F(watch)(s, w, s0, s1, g);
+                        } else if (!(one && (blo[b0] & cvv) != 0) && !F(all_have)(s, s0, s1, cvv)) {
+                            done = 0;   /* a bad read: the general path below records it, block by block */
+                            break;
+                        }
+                    }
+                    if (done)
+                        continue;
+                }
+            }
+        }
+        i64 row_e = -1;   /* CV entry the row's first block began in: later blocks outside it overflow it */
+        int row_first = 1;
+        for (i64 blk = 0; blk < nblk; blk++) {
+            i64 a = a0 + blk * step;
+            if (((a | (a + sz)) >> SHIFT) != 0)
+                continue;   /* not a real address (see build_static) */
+            if (di < 0) {
+                /* ---------------- host access: pieces in tracked memory ---------------- */
+                i64 key = (rk << SHIFT) | a, end = key + sz;
+                while (key < end) {
+                    if (!(h_lo <= key && key < h_hi)) {
+                        i64 i = search(t->tr_lo, t->n_tr, key);
+                        if (i >= 0 && key < t->tr_hi[i]) {
+                            h_lo = t->tr_lo[i];
+                            h_hi = t->tr_hi[i];
+                            h_base = t->tr_base[i];
+                        } else {   /* untracked memory up to the next tracked interval */
+                            i64 next = i + 1 < t->n_tr ? t->tr_lo[i + 1] : BIG;
+                            key = end < next ? end : next;
+                            continue;
+                        }
+                    }
+                    i64 stop = end < h_hi ? end : h_hi;
+                    i64 s0 = h_base + (key - h_lo), s1 = s0 + (stop - key), b0 = s0 >> lgb;
+                    int one = (s1 - 1) >> lgb == b0;   /* the piece is in one block: decide from its bounds */
+                    if (write) {
+                        F(write_piece)(s, s0, s1, b0, one, keep_host, set_host);
+                        if (watching)
+                            F(watch)(s, w, s0, s1, g);
+                    } else if (one && (blo[b0] & OVV) != 0) {
+                    } else if (!F(all_have)(s, s0, s1, OVV)) {
+                        if (lazy) {
+                            ctr[C_STOP] = j;
+                            return;
+                        }
+                        F(host_read_findings)(s, st, s0, s1, key, g, rk, cols->loc[r], cols->aux[r], sz);
+                    }
+                    key = stop;
+                }
+            } else {
+                /* ---------------- device access: pieces in live CVs, gaps checked for overflow ---------------- */
+                i64 cvv = cv_valid(di), cvi = cv_init(di);
+                i64 key = ((rk * ndev + di) << SHIFT) | a, start = key, start_lo = -1, start_e = -1, end = key + sz;
+                if (row_e >= 0 && !(EN(st, row_e, EN_DEV) <= key
+                                    && key < EN(st, row_e, EN_DEV) + EN(st, row_e, EN_SIZE))) {
+                    /* one strided access: a block past the section of the first is that variable's overflow,
+                     * wherever it lands (another variable's device copy, a gap) */
+                    if (lazy) {
+                        ctr[C_STOP] = j;
+                        return;
+                    }
+                    overflow_of(st, row_e, key, end, g, rk, di, cols->loc[r], cols->aux[r], sz);
+                    continue;
+                }
+                if (row_first) {
+                    i64 row_i;
+                    row_first = 0;
+                    row_e = find_live(st, key, &row_i);
+                }
+                while (key < end) {
+                    if (key != start && cv.lo == start_lo) {
+                        /* one access that began in a CV runs past its end: the rest overflows that variable */
+                        if (lazy) {
+                            ctr[C_STOP] = j;
+                            return;
+                        }
+                        overflow_of(st, start_e, key, end, g, rk, di, cols->loc[r], cols->aux[r], sz);
+                        break;
+                    }
+                    if (!(cv.lo <= key && key < cv.hi)) {
+                        i64 i = -1, e;
+                        if (cv2.lo <= key && key < cv2.hi) {
+                            tmp = cv;
+                            cv = cv2;
+                            cv2 = tmp;
+                            e = cv.entry;
+                        } else {
+                            e = find_live(st, key, &i);
+                        }
+                        if (e >= 0 && !(cv.lo <= key && key < cv.hi)) {
+                            cv2 = cv;
+                            cv.lo = EN(st, e, EN_DEV);
+                            cv.hi = cv.lo + EN(st, e, EN_SIZE);
+                            cv.shadow = EN(st, e, EN_SHADOW);
+                            cv.entry = e;
+                        } else if (e < 0) {
+                            i64 stop = i + 1 < ctr[C_NLIVE] ? (end < st->lv_key[i + 1] ? end : st->lv_key[i + 1]) : end;
+                            if (lazy) {
+                                ctr[C_STOP] = j;
+                                return;
+                            }
+                            overflow(t, st, key, stop, g, rk, di, cols->eid[r], cols->loc[r], cols->aux[r], sz);
+                            key = stop;
+                            continue;
+                        }
+                    }
+                    if (key == start) {
+                        start_lo = cv.lo;
+                        start_e = cv.entry;
+                    }
+                    i64 stop = end < cv.hi ? end : cv.hi;
+                    i64 s0 = cv.shadow + (key - cv.lo), s1 = s0 + (stop - key), b0 = s0 >> lgb;
+                    int one = (s1 - 1) >> lgb == b0;
+                    if (write) {
+                        F(write_piece)(s, s0, s1, b0, one, keep_dev, cvv | cvi);
+                        if (watching)
+                            F(watch)(s, w, s0, s1, g);
+                    } else if (one && (blo[b0] & cvv) != 0) {
+                    } else if (!F(all_have)(s, s0, s1, cvv)) {
+                        if (lazy) {
+                            ctr[C_STOP] = j;
+                            return;
+                        }
+                        F(device_read_findings)(s, st, s0, s1, key, g, rk, di, cvv, cvi, cv.entry, cols->loc[r],
+                                                cols->aux[r], sz);
+                    }
+                    key = stop;
+                }
+            }
+        }
+    }
+}

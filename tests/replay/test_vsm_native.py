@@ -1,0 +1,113 @@
+"""The C VSM kernel built on first use: `trace analyze` of a plain offloading log runs without numba;
+no C compiler (or a failing one) is one line and exit 2; concurrent first uses leave one whole library."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from quiver.formats import ConstructKind, DataOpKind, LogBuilder
+
+HOST, DEV = 0x7F00_0000_0000, 0x5500_0000_0000
+TRACE = str(Path(sys.executable).with_name("trace"))
+
+PROBE = """
+import json, sys
+from quiver.formats import read_log
+from quiver.replay.registry import default_checkers
+from quiver.replay.driver import run_checks
+report = run_checks(read_log(sys.argv[1]), default_checkers())
+print(json.dumps({"kinds": [f.kind.value for f in report.findings], "checks": report.checks,
+                  "numba": "numba" in sys.modules}))
+"""
+
+
+def _uninitialised_read(path: Path) -> Path:
+    """``map(alloc: a[0:64])`` then a kernel reading it: one use of uninitialised memory."""
+    b = LogBuilder()
+    site = ("native.c", 5, "main")
+    b.alloc(HOST, 256, site=site)
+    c = b.construct_begin(ConstructKind.TARGET, site=site)
+    b.map_clause(c, "a", HOST, 256, 0, site=site, text="a[0:64]")
+    b.data_op(DataOpKind.ALLOC, HOST, DEV, 256, construct=c, var="a")
+    b.kernel(c)
+    b.access(DEV, 256, device=0, construct=c, site=("native.c", 7, "main"))
+    b.data_op(DataOpKind.DELETE, HOST, DEV, 256, construct=c, var="a")
+    b.construct_end(c)
+    return b.write(path)
+
+
+def test_a_plain_offloading_log_is_analysed_without_importing_numba(tmp_path: Path) -> None:
+    log = _uninitialised_read(tmp_path / "uum.arrow")
+    r = subprocess.run([sys.executable, "-c", PROBE, str(log)], capture_output=True, text=True, check=True)
+    out = json.loads(r.stdout)
+    assert out == {"kinds": ["use-of-uninitialized-memory"], "checks": ["mapping", "race", "schedules", "rma"],
+                   "numba": False}
+
+
+def _analyze(log: Path, cache: Path, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([TRACE, "analyze", str(log)], capture_output=True, text=True, check=False,
+                          env=dict(os.environ, QUIVER_NATIVE_BUILD=str(cache), **env))
+
+
+def test_no_c_compiler_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    log = _uninitialised_read(tmp_path / "uum.arrow")
+    r = _analyze(log, tmp_path / "cache", QUIVER_KERNEL_CC=str(tmp_path / "no-such-cc"))
+    assert r.returncode == 2
+    assert r.stderr.startswith("trace: error: no C compiler (") and "QUIVER_KERNEL_CC" in r.stderr
+    assert len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_without_a_compiler_a_library_built_earlier_is_used(tmp_path: Path) -> None:
+    """Built once (here by this machine's compiler, or on a machine sharing the cache), then used where
+    no compiler is found."""
+    log = _uninitialised_read(tmp_path / "uum.arrow")
+    assert _analyze(log, tmp_path / "cache").returncode == 1
+    r = _analyze(log, tmp_path / "cache", QUIVER_KERNEL_CC=str(tmp_path / "no-such-cc"))
+    assert (r.returncode, r.stderr) == (1, "")
+    assert "use-of-uninitialized-memory" in r.stdout
+
+
+def test_a_failing_build_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    cc = tmp_path / "broken-cc"
+    cc.write_text("#!/bin/sh\necho 'broken-cc: error: out of licences' >&2\nexit 1\n")
+    cc.chmod(0o755)
+    log = _uninitialised_read(tmp_path / "uum.arrow")
+    r = _analyze(log, tmp_path / "cache", QUIVER_KERNEL_CC=str(cc))
+    assert r.returncode == 2
+    assert r.stderr == f"trace: error: building libquiver_vsm.so with {cc} failed: broken-cc: error: out of licences\n"
+    assert not list((tmp_path / "cache").iterdir())   # no half-built library left behind
+
+
+def test_concurrent_first_uses_build_one_whole_library(tmp_path: Path) -> None:
+    """Three analyses start together on an empty cache: each builds to a temporary name and renames it,
+    so all three load a whole library and the cache holds one library and no temporary files."""
+    log = _uninitialised_read(tmp_path / "uum.arrow")
+    cache = tmp_path / "cache"
+    env = dict(os.environ, QUIVER_NATIVE_BUILD=str(cache))
+    procs = [subprocess.Popen([TRACE, "analyze", str(log), "--format", "json"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [1, 1, 1], outs
+    kinds = [sorted(f["kind"] for f in json.loads(out)["findings"]) for out, _err in outs]
+    assert kinds == [["use-of-uninitialized-memory"]] * 3
+    assert [p.name for p in cache.iterdir()] == [next(cache.iterdir()).name]
+    assert next(cache.iterdir()).name.startswith("libquiver_vsm-")
+
+
+def test_a_log_without_offloading_needs_no_compiler(tmp_path: Path) -> None:
+    """Host memory and accesses only (an MPI or host-only program): nothing the mapping checker could
+    find, so it neither replays the log nor builds its kernel."""
+    b = LogBuilder()
+    site = ("host.c", 3, "main")
+    b.alloc(HOST, 256, site=site)
+    b.access(HOST, 64, site=("host.c", 4, "main"))
+    b.access(HOST, 64, write=True, site=("host.c", 5, "main"))
+    b.free(HOST, site=site)
+    log = b.write(tmp_path / "host.arrow")
+    r = _analyze(log, tmp_path / "cache", QUIVER_KERNEL_CC=str(tmp_path / "no-such-cc"))
+    assert (r.returncode, r.stderr) == (0, "")
+    assert not (tmp_path / "cache").exists()
