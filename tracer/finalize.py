@@ -10,7 +10,7 @@ time while the next is filled.
 
 from __future__ import annotations
 
-import socket
+import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -400,7 +400,7 @@ def _run_metadata(raws: list[RankRaw], events: int, has_access: bool, run: dict[
         "threads": int(sum(rr.nthreads for rr in raws)),
         "devices": max((int(i.get("devices", 0)) for i in infos), default=0),
         "start_unix_ns": min((int(i["start_unix_ns"]) for i in infos if "start_unix_ns" in i), default=0),
-        "host": socket.gethostname(),
+        "host": os.uname().nodename,  # what gethostname() returns, without importing socket
         "tool_version": __version__,
         "events": events,
         "partial_records": int(sum(rr.partial_records for rr in raws)),
