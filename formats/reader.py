@@ -111,7 +111,7 @@ class EventLog:
         """All events as one Arrow table; every batch is checked first (checksums, values)."""
         batches = []
         for i in range(self.num_batches):
-            batch, _ = self._decode(self._reader, i, list(COLUMN_NAMES))
+            batch, _ = self._decode(self._reader, i, list(COLUMN_NAMES), arrow=True)
             batches.append(batch)
         try:
             return pa.Table.from_batches(batches, schema=self._reader.schema)
@@ -146,10 +146,12 @@ class EventLog:
             names = [c for c in COLUMN_NAMES if c in columns]
         return self._decode(self._projection(tuple(names)), i, names)[1]
 
-    def _decode(self, reader: ipc.RecordBatchFileReader, i: int,
-                names: list[str]) -> tuple[pa.RecordBatch, dict[str, np.ndarray]]:
+    def _decode(self, reader: ipc.RecordBatchFileReader, i: int, names: list[str],
+                arrow: bool = False) -> tuple[pa.RecordBatch, dict[str, np.ndarray]]:
         """Batch ``i`` of ``reader`` (which reads ``names``) and its columns, checked: decodable, no nulls,
-        checksums (format version 3), values (formats/validate.py). LogFormatError otherwise."""
+        checksums (format version 3), values (formats/validate.py). LogFormatError otherwise.
+        ``arrow``: the returned batch holds the decoded addresses too (`table` needs it; the columns
+        alone do not, and wrapping an array for Arrow imports numpy.ma, ~10 ms of a small analysis)."""
         try:
             if self.version >= CHECKSUM_VERSION:
                 found = reader.get_batch_with_custom_metadata(i)
@@ -167,7 +169,8 @@ class EventLog:
                 cols[name] = column.to_numpy()
                 if name == "addr" and self.version >= DELTA_ADDR_VERSION:
                     cols[name] = addr_delta.decode(cols[name])
-                    batch = batch.set_column(j, batch.schema.field(j), pa.array(cols[name]))
+                    if arrow:
+                        batch = batch.set_column(j, batch.schema.field(j), pa.array(cols[name]))
         except (pa.ArrowException, OSError, MemoryError, ValueError, IndexError) as e:
             raise LogFormatError(f"{self.path}: damaged log (batch {i} of {self.num_batches}: {_short(e)})"
                                  f"{self._lost_around(i)}") from None

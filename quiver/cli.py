@@ -73,7 +73,7 @@ def fast_command(args: list[str]) -> Callable[[], int] | None:
     return None
 
 
-ANALYZE_FORMATS = ("text", "json", "sarif")  # replay/commands.ReportFormat (a test checks)
+ANALYZE_FORMATS = ("text", "json", "sarif")  # quiver/commands/analyze_run.ReportFormat (a test checks)
 
 
 def _analyze_args(args: list[str]) -> tuple[str, str] | None:
@@ -99,17 +99,12 @@ def _analyze_args(args: list[str]) -> tuple[str, str] | None:
 
 
 def _analyze(log: str, fmt: str) -> int:
-    """The typer command `trace analyze` called with its defaults but `log` and `fmt`."""
+    """`trace analyze` with its defaults but `log` and `fmt` (the typer command's body, without typer)."""
     from pathlib import Path
 
-    import typer
+    from quiver.commands.analyze_run import ReportFormat, run
 
-    from quiver.commands.analyze import ReportFormat, analyze
-
-    try:
-        return analyze(Path(log), ReportFormat(fmt))
-    except typer.Exit as e:
-        return e.exit_code
+    return run(Path(log), ReportFormat(fmt))
 
 
 # commands that read logs: a log whose recording was interrupted is recovered first
@@ -151,6 +146,14 @@ def recover_interrupted(args: list[str]) -> None:
               file=sys.stderr)
 
 
+def one_blas_thread() -> None:
+    """numpy's OpenBLAS starts a thread per core at import (~0.03 s of CPU on 2 cores, more on a busy
+    machine), and no command multiplies matrices: the commands that read logs ask for one unless the
+    user chose. (`trace record` asks in its own process only after the program started: the program
+    keeps the user's environment.)"""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def run(args: list[str], exit_now: bool = False) -> int:
     """Exit status of `trace ARGS`; errors are one line on stderr, a traceback only on request.
     `exit_now`: after a command line run without typer, end the process at once (`_exit_now`)."""
@@ -159,6 +162,8 @@ def run(args: list[str], exit_now: bool = False) -> int:
 
         print(f"trace (quiver) {__version__}")
         return 0
+    if args and args[0] in READS_LOGS:
+        one_blas_thread()
     try:
         recover_interrupted(args)
         fast = fast_command(args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import subprocess
 import sys
 
@@ -137,6 +138,19 @@ def test_plain_analyze_lines_report_what_typer_reports(analyzed_log, opts, monke
     typer_ran = cli.run(args), capsys.readouterr()
     assert fast == typer_ran
     assert fast[0] == 1 and "b" in fast[1].out
+
+
+def test_the_usual_analyze_line_imports_only_what_it_needs(analyzed_log):
+    """`trace analyze LOG` of a plain offloading log: no typer (quiver/commands/analyze_run.py), no numpy.ma
+    (np.unique and wrapping decoded addresses for Arrow import it), no numba (the race, schedule and RMA
+    checkers have nothing to do), and numpy's OpenBLAS asked for one thread."""
+    code = ("import os, sys; from quiver import cli; "
+            f"code = cli.run(['analyze', '-f', 'json', {str(analyzed_log)!r}]); "
+            "print(code, sorted(m for m in ('typer', 'pydantic', 'numpy.ma', 'numba') if m in sys.modules), "
+            "os.environ.get('OPENBLAS_NUM_THREADS'), file=sys.stderr)")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stderr.strip() == "1 [] 1"
 
 
 def test_analyze_of_a_missing_log_fails_as_with_typer(tmp_path, monkeypatch, capsys):

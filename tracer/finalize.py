@@ -10,7 +10,7 @@ time while the next is filled.
 
 from __future__ import annotations
 
-import socket
+import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,7 +24,7 @@ from quiver.formats.sets import sorted_unique
 from quiver.formats.stats import LogStats
 from quiver.tracer.finalize_kernels import COLS32, COLS64, Kernels, kernels
 from quiver.tracer.finalize_order import Scan, Stream, log_order, scan
-from quiver.tracer.objects import global_objects, stack_objects
+from quiver.tracer.objects import stack_objects
 from quiver.tracer.rawread import (
     RAW_WORDS,
     Module,
@@ -32,7 +32,7 @@ from quiver.tracer.rawread import (
     ranks_in,
     read_rank,
 )
-from quiver.tracer.symbolize import UNKNOWN, Location, dedup_modules, parse_psource, symbolize
+from quiver.tracer.symbolize import UNKNOWN, Location, dedup_modules, parse_psource, symbolize_with_objects
 
 
 class Interner:
@@ -230,24 +230,31 @@ def _stack_objects(exe: Module | None, maps: dict[str, np.ndarray], strings: Int
     return [(first[(func, var)], var, size) for (func, var), size in stack_objects(exe.path, set(first)).items()]
 
 
-def _object_rows(raws: list[RankRaw], control: dict[str, np.ndarray], modules_by_rank: dict[int, list[Module]],
-                 strings: Interner, top_alloc: int) -> dict[str, np.ndarray] | None:
-    """ALLOC rows for each rank's global (op 5, at the start) and stack (op 6, just before the first
-    map clause naming them) objects behind mapped sections."""
-    rows: list[tuple[int, int, int, int, int, int, int]] = []  # rank, thread, time, op, addr, size, name
+def _map_clauses(raws: list[RankRaw], control: dict[str, np.ndarray],
+                 modules_by_rank: dict[int, list[Module]]) -> list[tuple[int, Module | None, dict[str, np.ndarray]]]:
+    """(rank, its executable, its map clause rows) of each rank with map clauses."""
+    out = []
     for rr in raws:
         sel = (control["kind"] == EventKind.MAP_CLAUSE) & (control["rank"] == rr.rank)
         maps = {c: control[c][sel] for c in ("time_ns", "thread", "addr", "addr2", "name", "src")}
-        if not len(maps["addr"]):
-            continue
-        exe = next((m for m in modules_by_rank.get(rr.rank, []) if m.path == rr.info.get("exe")), None)
-        with ThreadPoolExecutor(1) as pool:  # the symbol table is read while the debug info is searched
-            symbols = pool.submit(global_objects, exe, sorted_unique(maps["addr"]))
-            stack = _stack_objects(exe, maps, strings)
-        for start, size, name in symbols.result():
-            rows.append((rr.rank, 0, 0, int(AllocKind.GLOBAL), start, size, strings.add(name)))
+        if len(maps["addr"]):
+            exe = next((m for m in modules_by_rank.get(rr.rank, []) if m.path == rr.info.get("exe")), None)
+            out.append((rr.rank, exe, maps))
+    return out
+
+
+def _object_rows(clauses: list[tuple[int, Module | None, dict[str, np.ndarray]]],
+                 globals_by_clauses: list[list[tuple[int, int, str]]], stacks: list[list[tuple[int, str, int]]],
+                 strings: Interner, top_alloc: int) -> dict[str, np.ndarray] | None:
+    """ALLOC rows for each rank's global (op 5, at the start) and stack (op 6, just before the first
+    map clause naming them) objects behind mapped sections: `globals_by_clauses` and `stacks` are those
+    of each entry of `clauses` (_map_clauses)."""
+    rows: list[tuple[int, int, int, int, int, int, int]] = []  # rank, thread, time, op, addr, size, name
+    for (rank, _exe, maps), symbols, stack in zip(clauses, globals_by_clauses, stacks, strict=True):
+        for start, size, name in symbols:
+            rows.append((rank, 0, 0, int(AllocKind.GLOBAL), start, size, strings.add(name)))
         for i, var, size in stack:
-            rows.append((rr.rank, int(maps["thread"][i]), int(maps["time_ns"][i]) - 1, int(AllocKind.STACK),
+            rows.append((rank, int(maps["thread"][i]), int(maps["time_ns"][i]) - 1, int(AllocKind.STACK),
                          int(maps["addr2"][i]), size, strings.add(var)))
     if not rows:
         return None
@@ -308,14 +315,19 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     last_ns = raw.t_max - t0 if raw.t_max is not None else None
     space = _RowSpace(streams, np.array([st.start for st in streams], dtype=np.int64), t0, kern)
     uniq_src, uniq_pc = _used_sources(streams, scans)
-    with ThreadPoolExecutor(1) as pool:  # symbolisation (subprocesses) overlaps the rest
-        symbolized = pool.submit(symbolize, uniq_pc, modules)
-        no_locs = _Locations([], np.full(len(strings.strings) + 1, -1, np.int64), uniq_pc[:0], np.zeros(0, np.int64))
-        control = _control_rows(space, scans, no_locs)  # what fixes and objects need: all but `loc`
+    no_locs = _Locations([], np.full(len(strings.strings) + 1, -1, np.int64), uniq_pc[:0], np.zeros(0, np.int64))
+    control = _control_rows(space, scans, no_locs)  # what fixes and objects need: all but `loc`
+    clauses = _map_clauses(raws, control, modules_by_rank)
+    with ThreadPoolExecutor(1) as pool:  # one symbolizer batch (code addresses, globals) overlaps the rest
+        symbolized = pool.submit(symbolize_with_objects, uniq_pc, modules,
+                                 [(exe, sorted_unique(maps["addr"])) for _, exe, maps in clauses if exe is not None])
         fixes = _construct_fixes(control)
-        objects = _object_rows(raws, control, modules_by_rank, strings, max((sc.top_alloc for sc in scans),
-                                                                            default=-1))
-        locs = _locations(uniq_src, uniq_pc, symbolized.result(), strings)
+        stacks = [_stack_objects(exe, maps, strings) for _, exe, maps in clauses]  # the debug info, meanwhile
+        pc_locs, found = symbolized.result()
+    found_by_clauses = iter(found)
+    globals_by_clauses = [next(found_by_clauses) if exe is not None else [] for _, exe, _ in clauses]
+    objects = _object_rows(clauses, globals_by_clauses, stacks, strings, max((sc.top_alloc for sc in scans), default=-1))
+    locs = _locations(uniq_src, uniq_pc, pc_locs, strings)
     task_locs = _task_locations(_control_rows(space, scans, locs))
     for st in streams:
         st.release_all()    # the control rows' pages
@@ -400,7 +412,7 @@ def _run_metadata(raws: list[RankRaw], events: int, has_access: bool, run: dict[
         "threads": int(sum(rr.nthreads for rr in raws)),
         "devices": max((int(i.get("devices", 0)) for i in infos), default=0),
         "start_unix_ns": min((int(i["start_unix_ns"]) for i in infos if "start_unix_ns" in i), default=0),
-        "host": socket.gethostname(),
+        "host": os.uname().nodename,  # what gethostname() returns, without importing socket
         "tool_version": __version__,
         "events": events,
         "partial_records": int(sum(rr.partial_records for rr in raws)),

@@ -48,13 +48,18 @@ class Ended:
     timed_out: bool
 
 
-def _die_with_parent(parent: int) -> Callable[[], None]:
+def _child_setup(parent: int, tty: int | None) -> Callable[[], None]:
+    """What the child does between fork and exec (after joining its new process group): die with
+    `trace record`, and on a terminal make its group the foreground one before the program runs (set
+    only by the parent, a program that reads the terminal at once could be stopped by SIGTTIN first,
+    and `trace record` would then stop itself as for Ctrl-Z, with no shell to continue it)."""
     libc = ctypes.CDLL(None, use_errno=True)
 
-    def preexec() -> None:  # in the child, between fork and exec
+    def preexec() -> None:
         libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
         if os.getppid() != parent:  # `trace record` died before the prctl
             os._exit(128 + signal.SIGKILL)
+        _set_foreground(tty, os.getpgrp())
 
     return preexec
 
@@ -120,7 +125,7 @@ def run_group(argv: Sequence[str], env: dict[str, str], timeout: float | None = 
     env = {**env, "QUIVER_LAUNCHER_PID": str(os.getpid())}
     # no other thread runs yet (the finalize imports start after): preexec_fn cannot deadlock here
     proc = subprocess.Popen(list(argv), env=env, process_group=0,
-                            preexec_fn=_die_with_parent(os.getpid()))  # noqa: PLW1509
+                            preexec_fn=_child_setup(os.getpid(), tty))  # noqa: PLW1509
     pgrp = proc.pid
     _set_foreground(tty, pgrp)
 

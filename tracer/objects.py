@@ -2,8 +2,8 @@
 
 Why: a checker must know the host object a section claims to cover ("mapped section larger
 than its object"). Heap blocks are recorded as they are allocated; globals come from the
-executable's symbol table, stack arrays from the debug info (the variable named in the map
-clause, declared in the function of the construct).
+executable's symbol table (llvm-symbolizer's DATA lookups), stack arrays from the debug info (the
+variable named in the map clause, declared in the function of the construct).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
-from quiver.formats.sets import sorted_unique
 from quiver.tracer import tools
 from quiver.tracer.rawread import Module
+from quiver.tracer.symbolize import symbolize_with_objects
 
 BASE_SIZES = {
     "char": 1, "signed char": 1, "unsigned char": 1, "_Bool": 1, "bool": 1, "short": 2, "unsigned short": 2,
@@ -26,28 +26,11 @@ BASE_SIZES = {
 
 
 def global_objects(exe: Module | None, addrs: np.ndarray) -> list[tuple[int, int, str]]:
-    """(start, size, name) of the executable's data symbols that contain any of `addrs`."""
-    nm = tools.nm()
-    if exe is None or nm is None or len(addrs) == 0 or not Path(exe.path).exists():
+    """(start, size, name) of the executable's data symbols that contain any of `addrs` (finalize asks
+    for them in its one llvm-symbolizer batch, tracer/symbolize.py; this asks alone)."""
+    if exe is None or len(addrs) == 0 or not Path(exe.path).exists():
         return []
-    starts, sizes, names = [], [], []
-    for line in tools.output(tools.nm_argv(nm, exe.path)).splitlines():
-        parts = line.split()
-        if len(parts) == 4 and len(parts[2]) == 1 and parts[2] in "dDbBrRvV":
-            try:
-                starts.append(int(parts[0], 16) + exe.bias)
-                sizes.append(int(parts[1], 16))
-                names.append(parts[3])
-            except ValueError:
-                continue
-    if not starts:
-        return []
-    order = np.argsort(np.array(starts, dtype=np.uint64), kind="stable")
-    st = np.array(starts, dtype=np.uint64)[order]
-    sz = np.array(sizes, dtype=np.uint64)[order]
-    i = np.searchsorted(st, addrs, side="right") - 1
-    ok = (i >= 0) & (addrs < st[np.maximum(i, 0)] + sz[np.maximum(i, 0)])
-    return [(starts[int(order[k])], sizes[int(order[k])], names[int(order[k])]) for k in sorted_unique(i[ok])]
+    return symbolize_with_objects(np.zeros(0, np.uint64), [], [(exe, addrs)])[1][0]
 
 
 _ARRAY = re.compile(r"^(.*?)((?:\[\d+\])+)$")

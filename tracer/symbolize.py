@@ -3,12 +3,15 @@
 Why after: symbolising in the program would cost time on the recording path. The raw
 directory lists the loaded objects (`r<R>.mod`) and holds copies of the device images, so
 each PC maps to (object, address in the object); one llvm-symbolizer-19 process resolves all
-the addresses of the run, object by object, in one batch.
+the addresses of the run, object by object, in one batch, and in the same batch the global
+objects behind map clauses (`DATA` lines: the symbol table's entry holding an address, which a
+separate `llvm-nm` process used to list whole, ~12 ms of CPU on every offloading run).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +21,7 @@ from quiver.tracer.rawread import Module
 
 Location = tuple[str, int, int, str]
 UNKNOWN: Location = ("??", 0, 0, "??")
+DataObject = tuple[int, int, str]   # start (run-time address), size, symbol name
 
 
 def dedup_modules(mods: list[Module], renames: dict[str, str]) -> list[Module]:
@@ -48,40 +52,78 @@ def _quotable(path: str) -> bool:
     return '"' not in path and "\n" not in path and Path(path).exists()
 
 
-def symbolize(pcs: np.ndarray, modules: list[Module]) -> list[Location]:
-    """Locations of unique pcs (already adjusted for return addresses), in the order given.
+def _data_object(line: str, addr: int, bias: int) -> DataObject | None:
+    """The object of a `DATA` record of llvm-symbolizer when it holds `addr` (an address in the file):
+    the tool answers with the nearest symbol at or below, which may end before `addr`."""
+    try:
+        data = json.loads(line)["Data"]
+        start, size, name = int(data["Start"], 16), int(data["Size"], 16), str(data["Name"])
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+    return (start + bias, size, name) if start <= addr < start + size and name else None
 
-    All objects' addresses go to one llvm-symbolizer process (tools.prestart started it with the
-    program), so a device image found after the run costs no process start. An object whose path
-    cannot be quoted (a double quote or a newline in it) or no longer exists gives UNKNOWN."""
+
+def symbolize(pcs: np.ndarray, modules: list[Module]) -> list[Location]:
+    """Locations of unique pcs (already adjusted for return addresses), in the order given."""
+    return symbolize_with_objects(pcs, modules)[0]
+
+
+def symbolize_with_objects(pcs: np.ndarray, modules: list[Module],
+                           data: Sequence[tuple[Module, np.ndarray]] = ()) -> tuple[list[Location], list[list[DataObject]]]:
+    """Locations of unique pcs (already adjusted for return addresses), in the order given; and for
+    each (object, run-time addresses) of `data`, the object's symbols holding any of the addresses
+    (start, size, name; by start, each once).
+
+    All of it goes to one llvm-symbolizer process (tools.prestart started it with the program), so
+    a device image found after the run costs no process start. An object whose path cannot be
+    quoted (a double quote or a newline in it) or no longer exists gives UNKNOWN and no symbols."""
     result: list[Location] = [UNKNOWN] * len(pcs)
-    if len(pcs) == 0 or not modules:
-        return result
+    objects: list[list[DataObject]] = [[] for _ in data]
     tool = tools.symbolizer()
-    mods = sorted(modules, key=lambda m: m.lo)
-    los = np.array([m.lo for m in mods], dtype=np.uint64)
-    his = np.array([m.hi for m in mods], dtype=np.uint64)
-    idx = np.searchsorted(los, pcs, side="right") - 1
-    ok = (idx >= 0) & (pcs < his[np.maximum(idx, 0)])
     if tool is None:
-        return result
+        return result, objects
     lines: list[str] = []
     asked: list[int] = []
-    for mi in sorted_unique(idx[ok]).tolist():
-        mod = mods[mi]
+    if len(pcs) and modules:
+        mods = sorted(modules, key=lambda m: m.lo)
+        los = np.array([m.lo for m in mods], dtype=np.uint64)
+        his = np.array([m.hi for m in mods], dtype=np.uint64)
+        idx = np.searchsorted(los, pcs, side="right") - 1
+        ok = (idx >= 0) & (pcs < his[np.maximum(idx, 0)])
+        for mi in sorted_unique(idx[ok]).tolist():
+            mod = mods[mi]
+            if not _quotable(mod.path):
+                continue
+            sel = np.nonzero(ok & (idx == mi))[0]
+            lines += [f'"{mod.path}" 0x{o:x}' for o in (pcs[sel] - np.uint64(mod.bias)).tolist()]
+            asked += sel.tolist()
+    code_lines = len(lines)
+    data_asked: list[tuple[int, int]] = []   # (query, address in the file)
+    for q, (mod, addrs) in enumerate(data):
         if not _quotable(mod.path):
             continue
-        sel = np.nonzero(ok & (idx == mi))[0]
-        lines += [f'"{mod.path}" 0x{o:x}' for o in (pcs[sel] - np.uint64(mod.bias)).tolist()]
-        asked += sel.tolist()
+        for a in sorted_unique(np.asarray(addrs, dtype=np.uint64)).tolist():
+            if a >= mod.bias:
+                lines.append(f'DATA "{mod.path}" 0x{a - mod.bias:x}')
+                data_asked.append((q, a - mod.bias))
     if not lines:
-        return result
-    found = [_location(line) for line in tools.output(tools.symbolizer_argv(tool), "\n".join(lines) + "\n").splitlines()]
-    if len(found) != len(asked) or None in found:  # the tool failed or printed something unexpected
-        return result
-    for k, loc in zip(asked, found, strict=True):
-        result[k] = loc
-    return result
+        return result, objects
+    out = tools.output(tools.symbolizer_argv(tool), "\n".join(lines) + "\n").splitlines()
+    if len(out) != len(lines):  # the tool failed or printed something unexpected
+        return result, objects
+    found = [_location(line) for line in out[:code_lines]]
+    if None not in found:
+        for k, loc in zip(asked, found, strict=True):
+            result[k] = loc
+    seen: set[tuple[int, int]] = set()
+    for (q, addr), line in zip(data_asked, out[code_lines:], strict=True):
+        obj = _data_object(line, addr, data[q][0].bias)
+        if obj is not None and (q, obj[0]) not in seen:
+            seen.add((q, obj[0]))
+            objects[q].append(obj)
+    for found_q in objects:
+        found_q.sort()
+    return result, objects
 
 
 def parse_psource(s: str) -> Location | None:

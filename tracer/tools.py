@@ -1,9 +1,10 @@
-"""The binary tools finalize runs on the executable (llvm-symbolizer, nm, llvm-dwarfdump), and
+"""The binary tools finalize runs on the executable (llvm-symbolizer, llvm-dwarfdump), and
 processes of them started while the program runs.
 
 Why: on a small program the fixed cost of `trace record` is start-up, imports and finalize; the
-three tools depend only on the executable (the symbolizer on nothing: it is told each address's
-object), so `trace record` starts them together with the program (`prestart`), their start-up (each loads libLLVM) overlaps the program and finalize's
+tools depend only on the executable (the symbolizer on nothing: it is told each address's object,
+and answers the global objects behind map clauses too), so `trace record` starts them together with
+the program (`prestart`), their start-up (each loads libLLVM) overlaps the program and finalize's
 imports, and finalize only collects their output (`output`). A command nobody started is simply
 run. `stop_all` ends whatever finalize did not use, so no process outlives `trace record`.
 
@@ -32,22 +33,15 @@ def symbolizer() -> str | None:
     return _which("llvm-symbolizer-19", "llvm-symbolizer")
 
 
-def nm() -> str | None:
-    return _which("llvm-nm-19", "nm")
-
-
 def dwarfdump() -> str | None:
     return _which("llvm-dwarfdump-19", "llvm-dwarfdump")
 
 
 def symbolizer_argv(tool: str) -> list[str]:
-    """Lines `"OBJECT" ADDRESS` on stdin, one JSON record per line on stdout: one process for every
-    object of the run (the executable, its libraries, the device images found only after the run)."""
+    """Lines `"OBJECT" ADDRESS` (code) and `DATA "OBJECT" ADDRESS` (the symbol holding a data address) on
+    stdin, one JSON record per line on stdout: one process for every object of the run (the executable,
+    its libraries, the device images found only after the run)."""
     return [tool, "--output-style=JSON", "--inlining", "--demangle"]
-
-
-def nm_argv(tool: str, exe: str) -> list[str]:
-    return [tool, "-S", "--defined-only", exe]
 
 
 def dwarf_names_argv(tool: str, exe: str, names: list[str]) -> list[str]:
@@ -61,16 +55,14 @@ def dwarf_all_argv(tool: str, exe: str) -> list[str]:
 
 
 def prestart(exe: Path, objects: bool = True) -> None:
-    """Start the tools finalize will run on ``exe``, if they are installed. ``objects``: also the symbol
-    table and debug-info readers, which finalize needs only for map clauses (a program that never
-    calls the offloading runtime has none: finalize then runs them itself if it needs them)."""
+    """Start the tools finalize will run on ``exe``, if they are installed. ``objects``: also the
+    debug-info reader, which finalize needs only for map clauses naming locals (a program that never
+    calls the offloading runtime has none: finalize then runs it itself if it needs it)."""
     path = os.path.realpath(exe)
     if tool := symbolizer():
         start(symbolizer_argv(tool), stdin=True)
     if not objects:
         return
-    if tool := nm():
-        start(nm_argv(tool, path))
     tool = dwarfdump()
     try:
         small = os.path.getsize(path) <= FULL_DUMP_MAX_BYTES

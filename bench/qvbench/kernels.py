@@ -6,8 +6,9 @@ the sanitizers finish in seconds (native is measured again at that size for thei
 
 The first six are shaped like the SPEC ACCEL codes the tracer was tuned on; the rest are shapes
 nobody tuned for (issue 16): short rows that skip a halo, collapse(3), a strided column sweep, C++
-over std::vector::data(), a small program (the fixed cost), and -O0 / -O1 builds. Those have no
-``tools`` sizes: the comparison with valgrind and the sanitizers stays on the first six.
+over std::vector::data(), a small program and a small MPI program on 2 ranks (the fixed cost), and
+-O0 / -O1 builds. Those have no ``tools`` sizes: the comparison with valgrind and the sanitizers
+stays on the first six.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ KERNELS: list[Kernel] = [
            file="vector.cpp", tuned=False),
     Kernel("small", "small test program: one mapped array, one target region (fixed cost)", ("1000",), (),
            ("1000",), tuned=False),
+    Kernel("small-mpi", "small MPI-RMA program: 2 ranks, two puts in one fence epoch (fixed cost under mpiexec)",
+           ("1000", "1"), (), ("1000", "1"), ranks=2, file="halo.c", tuned=False),
     Kernel("heat2d-O1", "heat2d built -O1", ("2000", "30"), (), ("64", "4"), file="heat2d.c", opt="-O1",
            tuned=False),
     Kernel("heat2d-O0", "heat2d built -O0", ("2000", "10"), (), ("64", "4"), file="heat2d.c", opt="-O0",

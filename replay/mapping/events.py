@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from quiver.formats import COLUMN_NAMES, EventKind, EventLog
+from quiver.formats.sets import sorted_unique
 
 CONTROL_KINDS = np.array([int(k) for k in (
     EventKind.ALLOC, EventKind.FREE, EventKind.CONSTRUCT_BEGIN, EventKind.CONSTRUCT_END,
@@ -162,7 +163,7 @@ class Detection:
 
 def fetch_rows(log: EventLog, events: set[int] | list[int]) -> dict[int, dict[str, int]]:
     """The given rows (global indices) as dicts of ints: one streaming pass, memory bounded by len(events)."""
-    wanted = np.unique(np.asarray(sorted(events), dtype=np.int64))
+    wanted = sorted_unique(np.asarray(sorted(events), dtype=np.int64))
     out: dict[int, dict[str, int]] = {}
     if not len(wanted):
         return out

@@ -69,6 +69,7 @@ import numpy as np
 from quiver.formats import DataOpKind, EventKind, EventLog, LogFormatError
 from quiver.formats.memory_limit import check_fits
 from quiver.formats.schema import COLUMN_DTYPES
+from quiver.formats.sets import sorted_unique
 from quiver.replay.mapping import vsm_layout as K
 from quiver.replay.mapping import vsm_native
 from quiver.replay.mapping.events import (
@@ -206,7 +207,7 @@ def build_static(control: ControlEvents) -> StaticTables:
     op = control["op"].astype(np.int64)
     is_data = kind == int(EventKind.DATA_OP)
     makes_cv = is_data & np.isin(op, (int(DataOpKind.ALLOC), int(DataOpKind.ASSOCIATE))) & (size > 0) & (addr > 0)
-    devices = np.unique(device[is_data & (device >= 0)])
+    devices = sorted_unique(device[is_data & (device >= 0)])  # not np.unique: it imports numpy.ma
     ndev = max(len(devices), 1)
     _shadow_dtype(ndev)
     if len(rank) and (rank.max() + 1) * ndev >= (1 << 14):

@@ -38,8 +38,7 @@ def kinds_present(batches: Iterable[dict[str, np.ndarray]]) -> set[int]:
     """The event kinds that occur, from ``kind``-column batches (a projected scan)."""
     seen = np.zeros(256, dtype=bool)
     for b in batches:
-        if len(b["kind"]):
-            seen[np.unique(b["kind"]).astype(np.int64) & 0xFF] = True
+        seen[b["kind"].astype(np.int64) & 0xFF] = True
     return {int(k) for k in np.flatnonzero(seen)}
 
 

@@ -67,9 +67,34 @@ def test_sweeper_removes_only_images_of_our_executables(tmp_path: Path, monkeypa
     assert not ours.exists() and theirs.exists() and old.exists()
 
 
+def _kernel_row(name: str, native: float, recorded: float, analyze: float) -> dict:
+    return {"name": name, "ranks": 2 if name == "small-mpi" else 0, "opt": "-O2", "tuned": False, "args": ["1"],
+            "ratio": recorded / native, "native": {"seconds": native}, "recorded": {"seconds": recorded},
+            "analyze": {"seconds": analyze, "vs_recorded": analyze / recorded, "events_per_s": None}, "log": None}
+
+
+def test_fixed_cost_of_both_small_programs_and_analyze_against_recording() -> None:
+    from io import StringIO
+
+    from qvbench.report import render, summary
+    from rich.console import Console
+
+    results = {"settings": {"quick": False, "repeat": 3}, "errors": [],
+               "kernels": [_kernel_row("small", 0.02, 0.14, 0.12), _kernel_row("small-mpi", 0.05, 0.22, 0.40),
+                           _kernel_row("heat2d", 0.5, 1.0, 0.6)]}
+    s = results["summary"] = summary(results)
+    assert s["fixed_cost_s"] == {"small": 0.12, "small-mpi": 0.17} and s["fixed_cost_met"] is False
+    assert s["analyze_slower_than_recording"] == ["small-mpi"]
+    out = StringIO()
+    render(results, Console(file=out, width=250))
+    text = out.getvalue()
+    assert "small 0.120 s, small-mpi 0.170 s (target ≤ 0.15 s: NOT met)" in text
+    assert "ana/rec" in text and "1.82" in text  # small-mpi: 0.40 / 0.22
+
+
 def test_kernel_selection() -> None:
     assert [k.name for k in kernels.select("cg,stencil")] == ["cg", "stencil"]
-    assert len(kernels.select(None)) == len(kernels.KERNELS) == 18
+    assert len(kernels.select(None)) == len(kernels.KERNELS) == 19
     assert [k.name for k in kernels.KERNELS if k.tuned] == ["stencil", "lbm", "cg", "matvec", "pipeline", "halo"]
     with pytest.raises(ValueError, match="unknown kernel"):
         kernels.select("stencil,nope")

@@ -28,22 +28,39 @@ def test_full_dump_finds_the_stack_objects_the_name_search_finds(omp_build) -> N
     assert by_name == from_full_dump == {("main", "s"): 128, ("main", "v"): 48}
 
 
-def test_prestarted_symbolizer_and_nm_give_the_same_answers(omp_build) -> None:
+def _symbol(exe: str, name: str) -> int:
+    """Address of a symbol in the file (readelf, independent of the tools under test)."""
+    import subprocess
+
+    out = subprocess.run(["readelf", "-sW", exe], capture_output=True, text=True, check=True).stdout
+    return next(int(f[1], 16) for f in (line.split() for line in out.splitlines()) if len(f) >= 8 and f[7] == name)
+
+
+def test_prestarted_symbolizer_gives_the_same_lines_and_globals(omp_build) -> None:
     exe = str(omp_build("omp/clauses.c"))
-    syms = tools.output(tools.nm_argv(tools.nm(), exe)).splitlines()
-    g = next(line.split() for line in syms if line.endswith(" g"))
-    main = next(line.split() for line in syms if line.endswith(" main"))
+    g, main = _symbol(exe, "g"), _symbol(exe, "main")
     module = objects.Module(0, 0, 1 << 40, exe)
-    addrs = np.array([int(g[0], 16) + 8], dtype=np.uint64)
-    pcs = np.array([int(main[0], 16) + 4], dtype=np.uint64)
-    plain = objects.global_objects(module, addrs), symbolize.symbolize(pcs, [module])
+    pcs = np.array([main + 4], dtype=np.uint64)
+    # inside g (double g[16]) three times, its last byte; one past its end and one before its start (the
+    # symbolizer answers with the symbol below, which ends before them: _end, completed.0)
+    data = [(module, np.array([g + 8, g + 127, g + 128, g, g + 8, g - 1], dtype=np.uint64))]
+    plain = symbolize.symbolize_with_objects(pcs, [module], data)
     tools.prestart(exe)
-    assert tools.started(tools.nm_argv(tools.nm(), exe))
-    early = objects.global_objects(module, addrs), symbolize.symbolize(pcs, [module])
-    assert not tools.started(tools.nm_argv(tools.nm(), exe))
-    assert not tools.started(tools.symbolizer_argv(tools.symbolizer()))
-    assert plain == early and plain[0] == [(int(g[0], 16), 128, "g")]
-    assert early[1][0][0].endswith("clauses.c") and early[1][0][3] == "main"
+    early = symbolize.symbolize_with_objects(pcs, [module], data)
+    assert not tools.started(tools.symbolizer_argv(tools.symbolizer()))  # its output was used
+    assert plain == early
+    assert early[1] == [[(g, 128, "g")]]
+    assert early[0][0][0].endswith("clauses.c") and early[0][0][3] == "main"
+    assert objects.global_objects(module, data[0][1][:2]) == [(g, 128, "g")]
+
+
+def test_globals_come_at_the_run_time_address(omp_build) -> None:
+    exe = str(omp_build("omp/clauses.c"))
+    g = _symbol(exe, "g")
+    bias = 0x555555554000
+    module = objects.Module(bias, bias, bias + (1 << 30), exe)
+    assert objects.global_objects(module, np.array([bias + g + 16], dtype=np.uint64)) == [(bias + g, 128, "g")]
+    assert objects.global_objects(module, np.array([bias - 8], dtype=np.uint64)) == []
 
 
 def test_record_leaves_no_tool_process(record_c) -> None:
@@ -63,5 +80,4 @@ def test_symbol_and_debug_readers_start_only_for_offloading_programs(omp_build) 
     assert calls_offload_runtime(offloading) and not calls_offload_runtime(host_only)
     tools.prestart(host_only, objects=False)
     assert tools.started(tools.symbolizer_argv(tools.symbolizer()))
-    assert not tools.started(tools.nm_argv(tools.nm(), str(host_only)))
     assert not tools.started(tools.dwarf_all_argv(tools.dwarfdump(), str(host_only)))
