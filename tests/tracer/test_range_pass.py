@@ -213,7 +213,8 @@ def same_bytes_as_per_access(record_c, src: Path, opt: str) -> dict:
 
 
 NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
-NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread"]
+NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
+               "collapse2_steps", "collapse3_box"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
