@@ -452,8 +452,11 @@ public:
     Access::NestLevel N;
     const SCEV *QLo1 = SE.getAddExpr(QLo, One);
     N.P00 = at(RowLo, QLo, Zero);
-    N.RStride = SE.getMinusSCEV(at(RowLo, QLo, One), N.P00);
-    N.QStride = SE.getMinusSCEV(at(RowLo, QLo1, Zero), N.P00);
+    // the strides of one operand of a umin/umax row start (they move together): canonical SCEVs
+    const SCEV *Lead = isa<SCEVMinMaxExpr>(RowLo) ? cast<SCEVMinMaxExpr>(RowLo)->getOperand(0) : RowLo;
+    const SCEV *L00 = at(Lead, QLo, Zero);
+    N.RStride = SE.getMinusSCEV(at(Lead, QLo, One), L00);
+    N.QStride = SE.getMinusSCEV(at(Lead, QLo1, Zero), L00);
     N.M = SE.getTruncateOrZeroExtend(M1, IntPtr);
     N.RLo = SE.getTruncateOrZeroExtend(RLo, IntPtr);
     N.Count = SE.getAddExpr(SE.getTruncateOrZeroExtend(BTC, IntPtr), SE.getOne(IntPtr));
@@ -742,6 +745,79 @@ public:
     return Out;
   }
 
+  /// X - Y when it is a constant, also for umin/umax of operands that differ by one constant each
+  /// (a row's lowest address over the inner loop, `umin(start, end)`, of two accesses of one row).
+  std::optional<int64_t> constOffset(const SCEV *X, const SCEV *Y) {
+    auto small = [](const SCEV *D) -> std::optional<int64_t> {
+      auto *C = dyn_cast<SCEVConstant>(D);
+      if (C && C->getAPInt().getSignificantBits() <= 32) return C->getAPInt().getSExtValue();
+      return std::nullopt;
+    };
+    if (auto D = small(SE.getMinusSCEV(X, Y))) return D;
+    auto *NX = dyn_cast<SCEVMinMaxExpr>(X), *NY = dyn_cast<SCEVMinMaxExpr>(Y);
+    if (!NX || !NY || NX->getSCEVType() != NY->getSCEVType() || NX->getNumOperands() != NY->getNumOperands())
+      return std::nullopt;
+    for (const SCEV *Y0 : NY->operands()) {
+      auto D = small(SE.getMinusSCEV(NX->getOperand(0), Y0));
+      if (!D) continue;
+      bool All = llvm::all_of(NX->operands(), [&](const SCEV *XO) {
+        return llvm::any_of(NY->operands(), [&](const SCEV *YO) { return small(SE.getMinusSCEV(XO, YO)) == D; });
+      });
+      if (All) return D;
+    }
+    return std::nullopt;
+  }
+
+  /// Nest records (collapsed loops) of one loop that are one record together: same kind, line,
+  /// strides, planes, row bytes and guards, rows at constant offsets at most one element apart (a
+  /// row is at least one element, so they touch: `a[c-1]`, `a[c]`, `a[c+1]` of a stencil row are one
+  /// record of rows 2 elements longer). Per member: the merged row bytes for the member at the lowest
+  /// offset, nullptr for the others (no call of their own); Width: the element bytes when every
+  /// member's row is one access of that size, else 0.
+  std::map<Access *, const SCEV *> nestBlocks(std::vector<Access *> &H, std::map<Access *, unsigned> &Width) {
+    std::map<Access *, const SCEV *> Out;
+    auto line = [](Access *A) {
+      const DebugLoc &D = A->I->getDebugLoc();
+      return D ? std::make_pair(D->getScope(), D.getLine()) : std::make_pair((DIScope *)nullptr, 0u);
+    };
+    std::vector<Access *> S;
+    for (Access *A : H)
+      if (A->Nest && A->Level == (int)A->Loops.size() - 1) S.push_back(A);
+    std::set<Access *> Used;
+    for (Access *A : S) {
+      if (Used.count(A)) continue;
+      const Access::NestLevel &N = *A->Nest;
+      std::vector<std::pair<int64_t, Access *>> M{{0, A}};
+      for (Access *X : S) {
+        const Access::NestLevel &Y = *X->Nest;
+        if (X == A || Used.count(X) || X->Store != A->Store || line(X) != line(A) || Y.RStride != N.RStride ||
+            Y.QStride != N.QStride || Y.M != N.M || Y.RLo != N.RLo || Y.Count != N.Count ||
+            Y.RowBytes != N.RowBytes || X->Level != A->Level || X->Conds[X->Level] != A->Conds[A->Level])
+          continue;
+        if (std::optional<int64_t> D = constOffset(Y.P00, N.P00)) M.push_back({*D, X});
+      }
+      if (M.size() < 2) continue;
+      std::sort(M.begin(), M.end(), [](auto &P, auto &Q) { return P.first < Q.first; });
+      for (size_t K = 0; K < M.size();) {
+        unsigned W = M[K].second->Bytes;
+        size_t J = K;
+        while (J + 1 < M.size() && M[J + 1].first <= M[J].first + (int64_t)std::min(M[J].second->Bytes, M[J + 1].second->Bytes)) {
+          ++J;
+          if (M[J].second->Bytes != W) W = 0;
+          Out[M[J].second] = nullptr;
+        }
+        if (J > K) {
+          Out[M[K].second] = SE.getAddExpr(N.RowBytes, SE.getConstant(IntPtr, M[J].first - M[K].first +
+                                                                      (int64_t)M[J].second->Bytes - (int64_t)M[K].second->Bytes));
+          Width[M[K].second] = M[K].second->Level == 0 ? W : 0;
+        }
+        K = J + 1;
+      }
+      for (auto &P : M) Used.insert(P.second);
+    }
+    return Out;
+  }
+
   /// Where code for the copy's point At goes (-O0: the original function's same point).
   Instruction *out(Instruction *At) { return Place ? Place(At) : At; }
   Value *expandHere(const SCEV *S, Instruction *At) {
@@ -819,6 +895,8 @@ public:
     };
     std::map<Access *, unsigned> BlockWidth;
     std::map<Access *, int64_t> Block = stridedBlocks(H, BlockWidth);
+    std::map<Access *, unsigned> NestWidth;
+    std::map<Access *, const SCEV *> NestBlock = nestBlocks(H, NestWidth);
     for (int Stores = 0; Stores < 2; ++Stores)
       for (auto &[LoK, HiK, A] : R) {
         if (A->Store != (bool)Stores) continue;
@@ -858,11 +936,14 @@ public:
           }
           if (J == K && A->Nest) { // the planes of a collapsed loop: one call per chunk
             Access::NestLevel &N = *A->Nest;
+            auto It = NestBlock.find(A);
+            if (It != NestBlock.end() && !It->second) continue; // in another access's record
             Value *Count = expandAt(N.Count, T);
             if (Run) Count = B.CreateSelect(Run, Count, ConstantInt::get(IntPtr, 0));
-            unsigned Width = J == 0 ? A->Bytes : 0;
+            unsigned Width = It != NestBlock.end() ? NestWidth[A] : J == 0 ? A->Bytes : 0;
+            Value *RowBytes = expandAt(It != NestBlock.end() ? It->second : N.RowBytes, T);
             B.CreateCall(A->Store ? NStore : NLoad,
-                         {B.CreateIntToPtr(expandAt(N.P00, T), B.getPtrTy()), expandAt(N.RowBytes, T),
+                         {B.CreateIntToPtr(expandAt(N.P00, T), B.getPtrTy()), RowBytes,
                           expandAt(N.RStride, T), expandAt(N.QStride, T), expandAt(N.M, T), expandAt(N.RLo, T), Count,
                           ConstantInt::get(IntPtr, Width)});
             continue;
