@@ -46,6 +46,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--source", type=Path, metavar="FILE.c",
                    help="measure this OpenMP C program instead of the built-in kernels (with --args)")
     p.add_argument("--args", default="", metavar="'A B'", help="arguments for --source's program")
+    p.add_argument("--opt", default="-O2", choices=["-O0", "-O1", "-O2", "-O3"],
+                   help="optimisation level of --source's native and recorded builds (-O2)")
     p.add_argument("--no-tools", action="store_true", help="skip valgrind memcheck and the sanitizers")
     p.add_argument("--no-full", action="store_true",
                    help="skip the full-size rounds: only the reduced-size comparison with the tools")
@@ -68,7 +70,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("event counts must not be negative")
     try:
         if a.source is not None:
-            a.kernel_list = [catalogue.from_source(a.source, a.args.split())]
+            a.kernel_list = [catalogue.from_source(a.source, a.args.split(), a.opt)]
         else:
             a.kernel_list = catalogue.select(a.kernels)
     except ValueError as e:

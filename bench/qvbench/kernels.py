@@ -103,9 +103,9 @@ def select(names: str | None) -> list[Kernel]:
     return [by_name[n] for n in wanted]
 
 
-def from_source(path: Path, args: list[str]) -> Kernel:
-    """A kernel of the user's own (`bench/run.py --source prog.c --args "..."`): every size runs `args`."""
+def from_source(path: Path, args: list[str], opt: str = "-O2") -> Kernel:
+    """A kernel of the user's own (`bench/run.py --source prog.c --args "..." --opt -O1`): every size runs `args`."""
     if not path.is_file():
         raise ValueError(f"{path}: no such C file")
     t = tuple(args)
-    return Kernel(path.stem, f"your program {path.name}", t, t, t, needs_libm=True, path=path.resolve())
+    return Kernel(path.stem, f"your program {path.name}", t, t, t, needs_libm=True, path=path.resolve(), opt=opt)

@@ -127,3 +127,11 @@ def test_a_second_bench_in_the_same_workdir_is_refused(tmp_path: Path) -> None:
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr == (f"bench: error: another bench run (pid {os.getpid()}) is using {tmp_path}; "
                         "wait for it or pass --workdir DIR\n")
+
+
+def test_a_source_program_is_built_at_the_level_asked_for(tmp_path: Path) -> None:
+    """`bench/run.py --source prog.c --opt=-O1`: both builds of the program at -O1 (the default -O2)."""
+    src = tmp_path / "prog.c"
+    src.write_text("int main(void) { return 0; }\n")
+    assert kernels.from_source(src, ["1"], "-O1").opt == "-O1"
+    assert kernels.from_source(src, ["1"]).opt == "-O2"

@@ -121,6 +121,16 @@ struct Access {
   // its rows (each the interval over Loops[k-1], or one access at k = 0) whether or not they touch;
   // all null when the rows do not move by one step (stridedLevel)
   SmallVector<std::array<const SCEV *, 3>, kMaxDepth> Strided;
+  // Nest: the last level is a collapsed loop (collapse(2)/(3): the nest's indices are recovered
+  // from one induction variable by `iv / m`, `iv % m`); its rows (the interval over the level
+  // below, or one access) form planes: row (q, r) at P00 + (q - qlo) * QStride + r * RStride,
+  // reported by one `__quiver_range_*_nest` call that is exact when the run-time checks hold
+  struct NestLevel {
+    const SCEV *P00, *RStride, *QStride, *M, *RLo, *Count, *RowBytes;
+    SmallVector<std::pair<const SCEV *, const SCEV *>, 8> Eq;  // must be equal
+    SmallVector<std::pair<const SCEV *, const SCEV *>, 4> SGe; // first >=s second
+  };
+  std::optional<NestLevel> Nest;
 };
 
 int sizeIndex(const DataLayout &DL, Type *T) {
@@ -225,6 +235,42 @@ struct Site { // a per-access callback to emit
   bool Done = false;   // reported by a block call
 };
 
+
+/// A collapsed loop's address at one point (q, r) of its planes: the loop's `iv / m` (an sdiv/udiv
+/// instruction or SCEV udiv) becomes Q, its `iv % m` (srem/urem) R, and every affine recurrence of
+/// the loop its value at the iteration where iv = Q * m + R. Exact for the points the loop runs.
+struct NestPoint : SCEVRewriteVisitor<NestPoint> {
+  const Loop *L;
+  const SCEV *IV, *M, *Q, *R, *It;
+  const std::set<Value *> &Divs, &Rems;
+  const std::map<Value *, const SCEV *> &Models; // `ashr (shl x, c), c` and the like as SCEVs
+  bool Bad = false;
+  NestPoint(ScalarEvolution &SE, const Loop *L, const SCEV *IV, const SCEV *M, const SCEV *Q, const SCEV *R,
+            const std::set<Value *> &Divs, const std::set<Value *> &Rems, const std::map<Value *, const SCEV *> &Models)
+      : SCEVRewriteVisitor(SE), L(L), IV(IV), M(M), Q(Q), R(R), Divs(Divs), Rems(Rems), Models(Models) {
+    auto *AR = cast<SCEVAddRecExpr>(IV);
+    It = SE.getMinusSCEV(SE.getAddExpr(SE.getMulExpr(Q, M), R), AR->getStart());
+  }
+  const SCEV *visitUnknown(const SCEVUnknown *U) {
+    if (Divs.count(U->getValue())) return SE.getTruncateOrZeroExtend(Q, U->getType());
+    if (Rems.count(U->getValue())) return SE.getTruncateOrZeroExtend(R, U->getType());
+    if (auto It = Models.find(U->getValue()); It != Models.end()) return visit(It->second);
+    return U;
+  }
+  const SCEV *visitUDivExpr(const SCEVUDivExpr *D) {
+    if (D->getLHS() == IV && D->getRHS() == M) return SE.getTruncateOrZeroExtend(Q, D->getType());
+    return SCEVRewriteVisitor::visitUDivExpr(D);
+  }
+  const SCEV *visitAddRecExpr(const SCEVAddRecExpr *AR) {
+    if (AR->getLoop() != L) return SCEVRewriteVisitor::visitAddRecExpr(AR);
+    if (!AR->isAffine()) {
+      Bad = true;
+      return AR;
+    }
+    return AR->evaluateAtIteration(SE.getTruncateOrZeroExtend(It, AR->getType()), SE);
+  }
+};
+
 class Instrumenter {
   Function &F;
   const DataLayout &DL;
@@ -295,6 +341,194 @@ public:
     return SE.getMinusSCEV(BTC, One);
   }
 
+
+  /// The collapsed-loop level (Access::NestLevel) of L for rows that start at RowLo (an address
+  /// over L) and are RowBytes long: L's induction variable iv = {lb,+,1} and one divisor m
+  /// (loop invariant) such that every part of RowLo that varies in L is iv, `iv / m`, `iv % m` or an
+  /// affine recurrence of L, combined by additions, multiplications by invariants, truncations and
+  /// extensions. An extension is linear over the planes' box only where its operand does not wrap:
+  /// it is checked at run time at the box's corners (an affine value that fits at the corners fits
+  /// everywhere in between), as are lb >= 0 and lb <= ub (sdiv and udiv agree, iv does not wrap).
+  std::optional<Access::NestLevel> nestLevel(Loop *L, const SCEV *RowLo, const SCEV *RowBytes, const SCEV *BTC,
+                                             BasicBlock *PH) {
+    if (!RowLo || RowLo->getType() != IntPtr || !L->getHeader()) return std::nullopt;
+    // the varying leaves: divisions/remainders of one recurrence by one invariant
+    std::set<Value *> Divs, Rems;
+    std::map<Value *, const SCEV *> Models;
+    const SCEV *IV = nullptr, *M = nullptr;
+    std::function<bool(const SCEV *)> affine = [&](const SCEV *E) -> bool {
+      if (SE.isLoopInvariant(E, L)) return true;
+      switch (E->getSCEVType()) {
+      case scUnknown: { // the program's own `iv / m` or `iv % m`
+        auto *BO = dyn_cast<BinaryOperator>(cast<SCEVUnknown>(E)->getValue());
+        if (!BO || !L->contains(BO)) return false;
+        auto Op = BO->getOpcode();
+        if (Op == Instruction::AShr) { // a sign extension in disguise (clang's int casts of i64 indices)
+          const SCEV *X = ashrModel(BO);
+          if (!X || !affine(X)) return false;
+          Models[BO] = X;
+          return true;
+        }
+        if (Op != Instruction::SDiv && Op != Instruction::UDiv && Op != Instruction::SRem && Op != Instruction::URem)
+          return false;
+        const SCEV *X = SE.getSCEV(BO->getOperand(0)), *Y = SE.getSCEV(BO->getOperand(1));
+        auto *AR = dyn_cast<SCEVAddRecExpr>(X);
+        if (!AR || AR->getLoop() != L || !AR->isAffine() || !AR->getStepRecurrence(SE)->isOne() ||
+            !SE.isLoopInvariant(Y, L) || (IV && (IV != X || M != Y)))
+          return false;
+        IV = X, M = Y;
+        (Op == Instruction::SDiv || Op == Instruction::UDiv ? Divs : Rems).insert(BO);
+        return true;
+      }
+      case scUDivExpr: {
+        auto *D = cast<SCEVUDivExpr>(E);
+        auto *AR = dyn_cast<SCEVAddRecExpr>(D->getLHS());
+        if (!AR || AR->getLoop() != L || !AR->isAffine() || !AR->getStepRecurrence(SE)->isOne() ||
+            !SE.isLoopInvariant(D->getRHS(), L) || (IV && (IV != AR || M != D->getRHS())))
+          return false;
+        IV = AR, M = D->getRHS();
+        return true;
+      }
+      case scAddRecExpr: {
+        auto *AR = cast<SCEVAddRecExpr>(E);
+        return AR->getLoop() == L && AR->isAffine();
+      }
+      case scAddExpr:
+        for (const SCEV *O : cast<SCEVNAryExpr>(E)->operands())
+          if (!affine(O)) return false;
+        return true;
+      case scMulExpr: {
+        int Varying = 0;
+        for (const SCEV *O : cast<SCEVNAryExpr>(E)->operands())
+          if (!SE.isLoopInvariant(O, L)) {
+            if (++Varying > 1 || !affine(O)) return false;
+          }
+        return true;
+      }
+      case scTruncate: case scSignExtend: case scZeroExtend: case scPtrToInt:
+        return affine(cast<SCEVCastExpr>(E)->getOperand());
+      case scUMinExpr: case scUMaxExpr: { // row extremes: operands a fixed distance apart
+        auto Ops = cast<SCEVNAryExpr>(E)->operands();
+        for (const SCEV *O : Ops)
+          if (!affine(O) || !SE.isLoopInvariant(SE.getMinusSCEV(O, Ops[0]), L)) return false;
+        return E->getType() == IntPtr;
+      }
+      default:
+        return false;
+      }
+    };
+    bool Affine = affine(RowLo);
+    if (std::getenv("QUIVER_RANGE_DEBUG") && (!Affine || !IV))
+      errs() << "quiver-range: not a collapsed loop's rows: " << *RowLo << "\n";
+    if (!Affine || !IV || !M || (Divs.empty() && !SCEVExprContains(RowLo, [&](const SCEV *X) {
+          auto *D = dyn_cast<SCEVUDivExpr>(X);
+          return D && D->getLHS() == IV;
+        })))
+      return std::nullopt;
+    // the extensions to check
+    SmallVector<const SCEV *, 8> Exts;
+    SCEVExprContains(RowLo, [&](const SCEV *X) {
+      if ((isa<SCEVSignExtendExpr>(X) || isa<SCEVZeroExtendExpr>(X)) && !SE.isLoopInvariant(X, L))
+        if (std::find(Exts.begin(), Exts.end(), X) == Exts.end()) Exts.push_back(X);
+      return false;
+    });
+    Type *T = IV->getType();
+    auto *AR = cast<SCEVAddRecExpr>(IV);
+    const SCEV *Lb = AR->getStart();
+    const SCEV *Ub = AR->evaluateAtIteration(SE.getTruncateOrZeroExtend(BTC, T), SE);
+    const SCEV *One = SE.getOne(T), *Zero = SE.getZero(T);
+    const SCEV *M1 = SE.getUMaxExpr(M, One); // never a division by zero (m > 0 is checked)
+    const SCEV *QLo = SE.getUDivExpr(Lb, M1), *QHi = SE.getUDivExpr(Ub, M1);
+    const SCEV *RLo = SE.getMinusSCEV(Lb, SE.getMulExpr(QLo, M1)), *RMax = SE.getMinusSCEV(M1, One);
+    bool Fail = false;
+    auto at = [&](const SCEV *E, const SCEV *Q, const SCEV *R) {
+      NestPoint P(SE, L, IV, M, Q, R, Divs, Rems, Models);
+      const SCEV *X = P.visit(E);
+      if (P.Bad || isa<SCEVCouldNotCompute>(X) || !SE.isLoopInvariant(X, L) ||
+          !isSafeHere(X, PH))
+        Fail = true;
+      return X;
+    };
+    Access::NestLevel N;
+    const SCEV *QLo1 = SE.getAddExpr(QLo, One);
+    N.P00 = at(RowLo, QLo, Zero);
+    // the strides of one operand of a umin/umax row start (they move together): canonical SCEVs
+    const SCEV *Lead = isa<SCEVMinMaxExpr>(RowLo) ? cast<SCEVMinMaxExpr>(RowLo)->getOperand(0) : RowLo;
+    const SCEV *L00 = at(Lead, QLo, Zero);
+    N.RStride = SE.getMinusSCEV(at(Lead, QLo, One), L00);
+    N.QStride = SE.getMinusSCEV(at(Lead, QLo1, Zero), L00);
+    N.M = SE.getTruncateOrZeroExtend(M1, IntPtr);
+    N.RLo = SE.getTruncateOrZeroExtend(RLo, IntPtr);
+    N.Count = SE.getAddExpr(SE.getTruncateOrZeroExtend(BTC, IntPtr), SE.getOne(IntPtr));
+    N.RowBytes = RowBytes;
+    const SCEV *DQ = SE.getMinusSCEV(QHi, QLo);
+    for (const SCEV *X : Exts) {
+      const SCEV *B = at(X, QLo, Zero), *Br = at(X, QLo, One), *Bq = at(X, QLo1, Zero);
+      Type *XT = X->getType();
+      const SCEV *DR = SE.getMinusSCEV(Br, B), *DQX = SE.getMinusSCEV(Bq, B);
+      auto lin = [&](const SCEV *Dq, const SCEV *R) {
+        return SE.getAddExpr(B, SE.getMulExpr(SE.getTruncateOrZeroExtend(Dq, XT), DQX),
+                             SE.getMulExpr(SE.getTruncateOrZeroExtend(R, XT), DR));
+      };
+      N.Eq.push_back({at(X, QLo, RMax), lin(Zero, RMax)});
+      N.Eq.push_back({at(X, QHi, Zero), lin(DQ, Zero)});
+      N.Eq.push_back({at(X, QHi, RMax), lin(DQ, RMax)});
+    }
+    N.SGe.push_back({Lb, Zero});
+    N.SGe.push_back({Ub, Lb});
+    N.SGe.push_back({M, One});
+    for (const SCEV *X : {N.P00, N.RStride, N.QStride, N.M, N.RLo, N.Count, N.RowBytes})
+      if (isa<SCEVCouldNotCompute>(X) || X->getType() != IntPtr || !isSafeHere(X, PH)) Fail = true;
+    for (auto &[X, Y] : N.Eq)
+      if (!isSafeHere(X, PH) || !isSafeHere(Y, PH)) Fail = true;
+    for (auto &[X, Y] : N.SGe)
+      if (!isSafeHere(X, PH) || !isSafeHere(Y, PH)) Fail = true;
+    if (Fail) return std::nullopt;
+    if (std::getenv("QUIVER_RANGE_DEBUG"))
+      errs() << "quiver-range: collapsed loop, divisor " << *M << " p00 " << *N.P00 << " rstride " << *N.RStride
+             << " qstride " << *N.QStride << " (" << Exts.size() << " extensions checked)\n";
+    return N;
+  }
+
+  /// `ashr (shl x, c), c` or `ashr (mul x, k << c), c` (i64): sext(trunc(x * k) to i(64-c)), which
+  /// ScalarEvolution leaves opaque in the second form.
+  const SCEV *ashrModel(BinaryOperator *BO) {
+    auto *C = dyn_cast<ConstantInt>(BO->getOperand(1));
+    auto *In = dyn_cast<BinaryOperator>(BO->getOperand(0));
+    unsigned W = BO->getType()->getIntegerBitWidth();
+    if (!C || !In || C->getZExtValue() == 0 || C->getZExtValue() >= W) return nullptr;
+    unsigned Sh = (unsigned)C->getZExtValue();
+    const SCEV *X = nullptr;
+    if (In->getOpcode() == Instruction::Shl && In->getOperand(1) == C) {
+      X = SE.getSCEV(In->getOperand(0));
+    } else if (In->getOpcode() == Instruction::Mul) {
+      auto *K = dyn_cast<ConstantInt>(In->getOperand(1));
+      if (!K || K->getValue().countr_zero() < Sh) return nullptr;
+      X = SE.getMulExpr(SE.getSCEV(In->getOperand(0)), SE.getConstant(K->getValue().ashr(Sh)));
+    } else {
+      return nullptr;
+    }
+    Type *Narrow = IntegerType::get(BO->getContext(), W - Sh);
+    return SE.getSignExtendExpr(SE.getTruncateExpr(X, Narrow), BO->getType());
+  }
+
+  /// Expandable in PH: no division by what may be zero except by umax(m, 1) (our own divisor).
+  bool isSafeHere(const SCEV *X, BasicBlock *PH) {
+    if (Exp.isSafeToExpandAt(X, PH->getTerminator())) return true;
+    // SCEVExpander refuses a udiv by a value it cannot prove non-zero: ours divide by umax(m, 1)
+    bool Unsafe = SCEVExprContains(X, [&](const SCEV *Y) {
+      if (auto *D = dyn_cast<SCEVUDivExpr>(Y)) {
+        auto *Mx = dyn_cast<SCEVUMaxExpr>(D->getRHS());
+        bool Ours = Mx && llvm::any_of(Mx->operands(), [](const SCEV *O) { return O->isOne(); });
+        return !Ours && !SE.isKnownNonZero(D->getRHS());
+      }
+      if (auto *U = dyn_cast<SCEVUnknown>(Y))
+        if (auto *I = dyn_cast<Instruction>(U->getValue())) return !DT.dominates(I, PH->getTerminator());
+      return isa<SCEVAddRecExpr>(Y) && !cast<SCEVAddRecExpr>(Y)->getLoop()->contains(PH);
+    });
+    return !Unsafe;
+  }
+
   /// Byte ranges of A over its innermost loop and the enclosing ones, while they are exact.
   void levels(Access &A) {
     Loop *L = LI.getLoopFor(A.I->getParent());
@@ -329,6 +563,41 @@ public:
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
       if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return;
       if (Top) BTC = lastBodyIteration(BTC, Ran);
+      if (!Top && K <= 1 && llvm::any_of(C, [&](const SCEV *E) {
+            auto *AR = dyn_cast<SCEVAddRecExpr>(E);
+            return !SE.isLoopInvariant(E, L) && (!AR || AR->getLoop() != L || !AR->isAffine());
+          })) {
+        // not affine in L: maybe a collapsed loop, whose rows (one access, or the interval over the
+        // loop below) are planes of `iv / m` (nestLevel)
+        const SCEV *RowLo = K == 0 ? C[0] : A.Strided[0][0] ? nullptr : A.Lo[0];
+        const SCEV *RowBytes = K == 0 ? SE.getConstant(IntPtr, A.Bytes) : Len;
+        if (!RowLo || !RowBytes || (K == 0 && C.size() != 1)) return;
+        std::optional<Access::NestLevel> NL = nestLevel(L, RowLo, RowBytes, BTC, PH);
+        if (!NL) return;
+        SmallVector<const SCEV *, 4> Cs; // the hull of the planes' box (the check of loads against stores)
+        for (const SCEV *X : {NL->P00, SE.getAddExpr(NL->P00, SE.getMulExpr(SE.getMinusSCEV(NL->M, SE.getOne(IntPtr)), NL->RStride))}) {
+          Cs.push_back(X);
+        }
+        const SCEV *DQ = SE.getMinusSCEV(SE.getUDivExpr(SE.getAddExpr(NL->RLo, SE.getMinusSCEV(NL->Count, SE.getOne(IntPtr))), NL->M),
+                                         SE.getZero(IntPtr));
+        const SCEV *Far = SE.getMulExpr(DQ, NL->QStride);
+        Cs.push_back(SE.getAddExpr(Cs[0], Far));
+        Cs.push_back(SE.getAddExpr(Cs[1], Far));
+        SmallVector<const SCEV *, 4> MinOps(Cs.begin(), Cs.end()), MaxOps(Cs.begin(), Cs.end());
+        const SCEV *Lo = SE.getUMinExpr(MinOps);
+        const SCEV *Hi = SE.getAddExpr(SE.getUMaxExpr(MaxOps), NL->RowBytes);
+        if (!isSafeHere(Lo, PH) || !isSafeHere(Hi, PH)) return;
+        if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: " << *A.I << " collapsed level " << K << "\n";
+        A.Loops.push_back(L);
+        A.Lo.push_back(Lo);
+        A.Hi.push_back(Hi);
+        A.Conds.push_back(Conds);
+        Tile.push_back({nullptr, nullptr});
+        A.Tile = Tile;
+        A.Strided.push_back({nullptr, nullptr, nullptr});
+        A.Nest = NL;
+        return;
+      }
       SmallVector<const SCEV *, kMaxCorners> N;
       for (const SCEV *E : C) {
         if (SE.isLoopInvariant(E, L)) {
@@ -476,6 +745,79 @@ public:
     return Out;
   }
 
+  /// X - Y when it is a constant, also for umin/umax of operands that differ by one constant each
+  /// (a row's lowest address over the inner loop, `umin(start, end)`, of two accesses of one row).
+  std::optional<int64_t> constOffset(const SCEV *X, const SCEV *Y) {
+    auto small = [](const SCEV *D) -> std::optional<int64_t> {
+      auto *C = dyn_cast<SCEVConstant>(D);
+      if (C && C->getAPInt().getSignificantBits() <= 32) return C->getAPInt().getSExtValue();
+      return std::nullopt;
+    };
+    if (auto D = small(SE.getMinusSCEV(X, Y))) return D;
+    auto *NX = dyn_cast<SCEVMinMaxExpr>(X), *NY = dyn_cast<SCEVMinMaxExpr>(Y);
+    if (!NX || !NY || NX->getSCEVType() != NY->getSCEVType() || NX->getNumOperands() != NY->getNumOperands())
+      return std::nullopt;
+    for (const SCEV *Y0 : NY->operands()) {
+      auto D = small(SE.getMinusSCEV(NX->getOperand(0), Y0));
+      if (!D) continue;
+      bool All = llvm::all_of(NX->operands(), [&](const SCEV *XO) {
+        return llvm::any_of(NY->operands(), [&](const SCEV *YO) { return small(SE.getMinusSCEV(XO, YO)) == D; });
+      });
+      if (All) return D;
+    }
+    return std::nullopt;
+  }
+
+  /// Nest records (collapsed loops) of one loop that are one record together: same kind, line,
+  /// strides, planes, row bytes and guards, rows at constant offsets at most one element apart (a
+  /// row is at least one element, so they touch: `a[c-1]`, `a[c]`, `a[c+1]` of a stencil row are one
+  /// record of rows 2 elements longer). Per member: the merged row bytes for the member at the lowest
+  /// offset, nullptr for the others (no call of their own); Width: the element bytes when every
+  /// member's row is one access of that size, else 0.
+  std::map<Access *, const SCEV *> nestBlocks(std::vector<Access *> &H, std::map<Access *, unsigned> &Width) {
+    std::map<Access *, const SCEV *> Out;
+    auto line = [](Access *A) {
+      const DebugLoc &D = A->I->getDebugLoc();
+      return D ? std::make_pair(D->getScope(), D.getLine()) : std::make_pair((DIScope *)nullptr, 0u);
+    };
+    std::vector<Access *> S;
+    for (Access *A : H)
+      if (A->Nest && A->Level == (int)A->Loops.size() - 1) S.push_back(A);
+    std::set<Access *> Used;
+    for (Access *A : S) {
+      if (Used.count(A)) continue;
+      const Access::NestLevel &N = *A->Nest;
+      std::vector<std::pair<int64_t, Access *>> M{{0, A}};
+      for (Access *X : S) {
+        const Access::NestLevel &Y = *X->Nest;
+        if (X == A || Used.count(X) || X->Store != A->Store || line(X) != line(A) || Y.RStride != N.RStride ||
+            Y.QStride != N.QStride || Y.M != N.M || Y.RLo != N.RLo || Y.Count != N.Count ||
+            Y.RowBytes != N.RowBytes || X->Level != A->Level || X->Conds[X->Level] != A->Conds[A->Level])
+          continue;
+        if (std::optional<int64_t> D = constOffset(Y.P00, N.P00)) M.push_back({*D, X});
+      }
+      if (M.size() < 2) continue;
+      std::sort(M.begin(), M.end(), [](auto &P, auto &Q) { return P.first < Q.first; });
+      for (size_t K = 0; K < M.size();) {
+        unsigned W = M[K].second->Bytes;
+        size_t J = K;
+        while (J + 1 < M.size() && M[J + 1].first <= M[J].first + (int64_t)std::min(M[J].second->Bytes, M[J + 1].second->Bytes)) {
+          ++J;
+          if (M[J].second->Bytes != W) W = 0;
+          Out[M[J].second] = nullptr;
+        }
+        if (J > K) {
+          Out[M[K].second] = SE.getAddExpr(N.RowBytes, SE.getConstant(IntPtr, M[J].first - M[K].first +
+                                                                      (int64_t)M[J].second->Bytes - (int64_t)M[K].second->Bytes));
+          Width[M[K].second] = M[K].second->Level == 0 ? W : 0;
+        }
+        K = J + 1;
+      }
+      for (auto &P : M) Used.insert(P.second);
+    }
+    return Out;
+  }
+
   /// Where code for the copy's point At goes (-O0: the original function's same point).
   Instruction *out(Instruction *At) { return Place ? Place(At) : At; }
   Value *expandHere(const SCEV *S, Instruction *At) {
@@ -487,6 +829,8 @@ public:
     Module &M = *F.getParent();
     FunctionCallee SLoad = callback(M, Entry::range_load_strided);
     FunctionCallee SStore = callback(M, Entry::range_store_strided);
+    FunctionCallee NLoad = callback(M, Entry::range_load_nest);
+    FunctionCallee NStore = callback(M, Entry::range_store_nest);
     Instruction *At = L->getLoopPreheader()->getTerminator();
     std::map<const SCEV *, Value *> Expanded;
     auto expand = [&](const SCEV *S) {
@@ -529,6 +873,19 @@ public:
           for (auto &[KS, VS] : Hull)
             if (KS.second) Ok = disjoint(B, Ok, VL.first, VL.second, VS.first, VS.second);
     }
+    // collapsed loops: their planes are exact only when the run-time checks hold (else the loop's
+    // per-access version runs, as for a failed load/store check)
+    for (auto &[LoN, HiN, AN] : R) {
+      if (!AN->Nest) continue;
+      for (auto &[X, Y] : AN->Nest->Eq) {
+        Value *C = B.CreateICmpEQ(expand(X), expand(Y));
+        Ok = Ok ? B.CreateAnd(Ok, C) : C;
+      }
+      for (auto &[X, Y] : AN->Nest->SGe) {
+        Value *C = B.CreateICmpSGE(expand(X), expand(Y));
+        Ok = Ok ? B.CreateAnd(Ok, C) : C;
+      }
+    }
     // per access: the call of the outermost loop whose bytes still form one interval
     std::map<std::pair<const SCEV *, Instruction *>, Value *> Here;
     auto expandAt = [&](const SCEV *S, Instruction *T) {
@@ -538,12 +895,18 @@ public:
     };
     std::map<Access *, unsigned> BlockWidth;
     std::map<Access *, int64_t> Block = stridedBlocks(H, BlockWidth);
+    std::map<Access *, unsigned> NestWidth;
+    std::map<Access *, const SCEV *> NestBlock = nestBlocks(H, NestWidth);
     for (int Stores = 0; Stores < 2; ++Stores)
       for (auto &[LoK, HiK, A] : R) {
         if (A->Store != (bool)Stores) continue;
         int K = A->Level;
         SmallVector<Value *, kMaxDepth + 1> E(K + 2, nullptr); // E[j]: the bytes over Loops[j] tile
         for (int J = 1; J <= K; ++J) {
+          if (!A->Tile[J].first) { // a collapsed loop: its record needs no tiling
+            E[J] = E[J - 1];
+            continue;
+          }
           B.SetInsertPoint(out(At));
           Value *T = B.CreateICmpULE(expandAt(A->Tile[J].first, At), expandAt(A->Tile[J].second, At));
           E[J] = E[J - 1] ? B.CreateAnd(E[J - 1], T) : T;
@@ -570,6 +933,20 @@ public:
           if (J < K) {
             Value *NotOuter = B.CreateNot(Exact(J + 1));
             Run = Run ? B.CreateAnd(Run, NotOuter) : NotOuter;
+          }
+          if (J == K && A->Nest) { // the planes of a collapsed loop: one call per chunk
+            Access::NestLevel &N = *A->Nest;
+            auto It = NestBlock.find(A);
+            if (It != NestBlock.end() && !It->second) continue; // in another access's record
+            Value *Count = expandAt(N.Count, T);
+            if (Run) Count = B.CreateSelect(Run, Count, ConstantInt::get(IntPtr, 0));
+            unsigned Width = It != NestBlock.end() ? NestWidth[A] : J == 0 ? A->Bytes : 0;
+            Value *RowBytes = expandAt(It != NestBlock.end() ? It->second : N.RowBytes, T);
+            B.CreateCall(A->Store ? NStore : NLoad,
+                         {B.CreateIntToPtr(expandAt(N.P00, T), B.getPtrTy()), RowBytes,
+                          expandAt(N.RStride, T), expandAt(N.QStride, T), expandAt(N.M, T), expandAt(N.RLo, T), Count,
+                          ConstantInt::get(IntPtr, Width)});
+            continue;
           }
           if (Str) { // rows of RowBytes at Lo + i * Stride (rows that touch: the runtime's one range)
             auto It = Block.find(A);
