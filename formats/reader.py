@@ -177,7 +177,7 @@ class EventLog:
         if not self._checked.issuperset((i, name) for name in names):  # each column once per log (later
             if self.version >= CHECKSUM_VERSION:                       # passes re-read the same batches)
                 integrity.verify(self.path, i, meta, cols, COLUMN_NAMES)
-            self._rules.check(cols, i)
+            self._rules.check(cols, i, lambda: self.batch(i, ["time_ns"])["time_ns"])
             if "kind" in names:   # without `kind`, the kind-dependent rules were not applied
                 self._checked.update((i, name) for name in names)
         return batch, cols

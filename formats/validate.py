@@ -4,13 +4,16 @@ Why here, once: the checkers index arrays by rank, device, location and string i
 blocks of strided runs and size shadows from ``size``; a damaged or crafted log must not turn any
 of that into an internal error, a wrong report, a multi-GiB allocation or an endless loop. Rules
 (FORMAT.md "Validation"): codes in their enums, ids in range, sizes within the 48-bit address space,
-strided runs that fit in it, and blocks of strided runs within a budget proportional to the events
-(``QUIVER_MAX_BLOCKS`` raises it for a real log that needs more).
+strided runs that fit in it, and blocks of strided runs within a budget: proportional to the events,
+and beyond that to the run time the batch's events claim (one strided record may stand for a whole
+loop nest, so events alone cannot bound it; no run makes more than ``BLOCKS_PER_NS`` accesses per
+nanosecond). ``QUIVER_MAX_BLOCKS`` raises the fixed part.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +37,8 @@ MAX_RANKS = 1 << 20        # ranks and threads per rank a log may name
 MAX_DEVICES = 1 << 16      # when the run does not say how many devices it saw (and RMA datatype sizes)
 ADDRESS_LIMIT = 1 << 48    # sizes and strided spans live in a 48-bit address space
 BLOCKS_PER_EVENT = 1024    # strided-run blocks a log may hold per event, on average ...
-BLOCKS_BASE = 1 << 26      # ... plus this many (a real stencil log has ~254 per strided row)
+BLOCKS_BASE = 1 << 26      # ... plus this many (a real stencil log has ~254 per strided row) ...
+BLOCKS_PER_NS = 64         # ... plus this many per ns of run time (above any machine's access rate)
 RMA_CAS = 15               # RMA op of MPI_Compare_and_swap (FORMAT.md)
 
 _KIND_TABLE_SIZE = 128
@@ -108,8 +112,10 @@ class BatchRules:
                    devices + 1 if devices is not None else MAX_DEVICES,   # + the host fallback's number
                    base // max(num_batches, 1))
 
-    def check(self, cols: dict[str, np.ndarray], batch: int) -> None:
-        """Raise LogFormatError naming the batch and the first rule a row breaks.
+    def check(self, cols: dict[str, np.ndarray], batch: int,
+              time_ns: Callable[[], np.ndarray] | None = None) -> None:
+        """Raise LogFormatError naming the batch and the first rule a row breaks. ``time_ns`` reads the
+        batch's times when ``cols`` lacks them (only a batch beyond its event budget needs them).
 
         Fast path: min/max reductions per column (a few ms per million rows); the per-row masks are
         built only for a column whose range is not plainly valid, to find the offending row."""
@@ -164,9 +170,10 @@ class BatchRules:
                 self._fail_if(is_map & ((aux2 < -1) | (aux2 >= self.n_strings)), batch,
                               "clause-text string id out of range", aux2)
             if not _within(aux2, 0, 2):
-                self._check_strided(cols, kind == int(EventKind.ACCESS), batch)
+                self._check_strided(cols, kind == int(EventKind.ACCESS), batch, time_ns)
 
-    def _check_strided(self, cols: dict[str, np.ndarray], access: np.ndarray, batch: int) -> None:
+    def _check_strided(self, cols: dict[str, np.ndarray], access: np.ndarray, batch: int,
+                       time_ns: Callable[[], np.ndarray] | None) -> None:
         blocks = cols["aux2"]
         if bool((access & (blocks < 0)).any()):
             self._fail_if(access & (blocks < 0), batch, "negative block count", blocks)
@@ -184,10 +191,16 @@ class BatchRules:
                 self._fail_if(full, batch, "strided access run outside the 48-bit address space", blocks)
         total = int(np.minimum(nb, ADDRESS_LIMIT).sum())
         budget = self.block_budget + BLOCKS_PER_EVENT * len(blocks)
+        if total <= budget:
+            return
+        times = cols["time_ns"] if "time_ns" in cols else time_ns() if time_ns is not None else None
+        elapsed = max(int(times.max()), 0) if times is not None and len(times) else 0
+        budget += BLOCKS_PER_NS * elapsed
         if total > budget:
             raise LogFormatError(
                 f"{self.path}: damaged log (batch {batch}): its strided access runs stand for {total} blocks, more "
-                f"than {budget} for {len(blocks)} events (set QUIVER_MAX_BLOCKS to allow more for a real log)")
+                f"than {budget} for {len(blocks)} events in {elapsed} ns of run time (set QUIVER_MAX_BLOCKS to "
+                f"allow more for a real log)")
 
     def _fail_if(self, bad: np.ndarray, batch: int, what: str, values: np.ndarray) -> None:
         if bad.any():

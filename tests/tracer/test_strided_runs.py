@@ -8,6 +8,7 @@ the gaps. `nowait` kernels keep plain runs (their consumers are the race checker
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -75,3 +76,21 @@ def test_interleaved_streams_of_one_store_are_one_run_each(record_c):
     [f] = json.loads(r.stdout)["findings"]
     assert (f["kind"], f["variable"], f["access"]["line"], f["bytes"]) == (
         "use-of-uninitialized-memory", "dst", 23, q * 8)
+
+
+def test_runs_standing_for_many_accesses_per_event_are_read(record_c):
+    """One strided row may stand for a whole loop's accesses (lbm's stream step: ~4 k blocks per row
+    here), far beyond the per-event share of the reader's block budget; the run time the log's
+    events cover bounds them instead. With the fixed part of the budget at 0, the log still reads."""
+    q, cells = 19, 200_000
+    run = record_c(PROGRAMS / "strided" / "scatter_streams.c", args=[str(cells)], opt="-O2")
+    assert run.returncode == 0, run.stderr
+    t = run.open()
+    accesses = t.accesses
+    assert int(accesses["blocks"].sum()) > 1024 * len(t.events)      # beyond the per-event budget
+    env = {**os.environ, "QUIVER_MAX_BLOCKS": "0"}
+    r = subprocess.run([TRACE, "analyze", str(run.log), "--check", "mapping", "--format", "json"],
+                       capture_output=True, text=True, check=False, env=env)
+    assert r.returncode == 1, r.stderr
+    [f] = json.loads(r.stdout)["findings"]
+    assert (f["kind"], f["variable"], f["bytes"]) == ("use-of-uninitialized-memory", "dst", q * 8)
