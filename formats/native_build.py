@@ -10,6 +10,8 @@ compiler uses a library of the same sources that another compiler built (a cache
 machine that has one, or a compiler removed after ``make setup``). Concurrent first uses (two
 `trace analyze` at once, MPI ranks on a shared home) each compile to a private temporary name and
 rename it into place; a rename is atomic, so a reader sees the old name missing or a whole library.
+Each use refreshes the library's mtime; building one removes the libraries of the same name that no
+one used for ``STALE_AFTER_S`` (other sources: an older quiver, another checkout sharing the cache).
 
     path = build_library("quiver_vsm", [src], flags)   # BuildError: no compiler, or it failed
 """
@@ -22,12 +24,14 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from .errors import QuiverError
 
 # tried in order unless QUIVER_KERNEL_CC names the compiler
 COMPILERS = ("cc", "gcc", "clang", "clang-19")
+STALE_AFTER_S = 14 * 24 * 3600
 
 
 class BuildError(QuiverError):
@@ -90,13 +94,13 @@ def build_library(name: str, sources: list[Path], flags: list[str], headers: lis
     if cc is None:
         built = sorted(cache_root().glob(f"{key}-*.so"))
         if built:
-            return built[-1]
+            return _used(built[-1])
         wanted = os.environ.get("QUIVER_KERNEL_CC") or " or ".join(COMPILERS)
         raise BuildError(f"no C compiler ({wanted}) found to build lib{name}.so: install one "
                          "(e.g. apt-get install gcc) or set QUIVER_KERNEL_CC")
     path = library_path(key, cc)
     if path.exists():
-        return path
+        return _used(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -118,4 +122,25 @@ def build_library(name: str, sources: list[Path], flags: list[str], headers: lis
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+    _prune_stale(name, path)
     return path
+
+
+def _used(path: Path) -> Path:
+    """``path``, its mtime set to now: it is in use (a read-only shared cache keeps the old mtime)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+    return path
+
+
+def _prune_stale(name: str, keep: Path) -> None:
+    """Remove the libraries of ``name`` other than ``keep`` that no one used for STALE_AFTER_S."""
+    oldest = time.time() - STALE_AFTER_S
+    for old in keep.parent.glob(f"lib{name}-*.so"):
+        try:
+            if old != keep and old.stat().st_mtime < oldest:
+                old.unlink()
+        except OSError:
+            pass

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from quiver.formats import ConstructKind, DataOpKind, LogBuilder
@@ -111,3 +112,25 @@ def test_a_log_without_offloading_needs_no_compiler(tmp_path: Path) -> None:
     r = _analyze(log, tmp_path / "cache", QUIVER_KERNEL_CC=str(tmp_path / "no-such-cc"))
     assert (r.returncode, r.stderr) == (0, "")
     assert not (tmp_path / "cache").exists()
+
+
+def test_building_removes_libraries_of_the_same_name_unused_for_two_weeks(tmp_path: Path) -> None:
+    """Each source change builds a new library; the old ones of the same name go once unused for
+    STALE_AFTER_S. One used recently (another checkout sharing the cache) and other names stay."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    stale, recent, other = (cache / n for n in ("libquiver_vsm-0000000000000000-00000000.so",
+                                                "libquiver_vsm-1111111111111111-00000000.so",
+                                                "libquiver_rt-2222222222222222-00000000.so"))
+    month_ago = time.time() - 30 * 24 * 3600
+    for lib in (stale, recent, other):
+        lib.write_bytes(b"")
+        if lib is not recent:                                 # recent: used elsewhere just now
+            os.utime(lib, (month_ago, month_ago))
+    log = _uninitialised_read(tmp_path / "uum.arrow")
+    assert _analyze(log, cache).returncode == 1               # builds, and prunes the stale one
+    [built] = set(cache.glob("libquiver_vsm-*.so")) - {recent}
+    assert sorted(p.name for p in cache.iterdir()) == sorted([built.name, recent.name, other.name])
+    os.utime(built, (month_ago, month_ago))
+    assert _analyze(log, cache).returncode == 1               # a use refreshes its mtime
+    assert built.stat().st_mtime > month_ago + 3600
