@@ -214,7 +214,7 @@ def same_bytes_as_per_access(record_c, src: Path, opt: str) -> dict:
 
 NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
 NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
-               "collapse2_steps", "collapse3_box"]
+               "collapse2_steps", "collapse2_fixed", "collapse3_box"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -265,6 +265,8 @@ def test_collapsed_loops_are_one_nest_call_per_chunk(opt):
     assert {k for k, _ in steps} == {"load", "store"} and len(steps) >= 5
     assert {w for _, w in steps} == ({"4"} if opt == "-O2" else {"0"})
     assert not nest_calls(device_ir(NESTS / "collapse3_box.c", opt))
+    fixed = nest_calls(device_ir(NESTS / "collapse2_fixed.c", opt))   # a 32-bit iv: checks widened
+    assert sorted(k for k, _ in fixed) == ["load"] * 4 + ["store"]
 
 
 @pytest.mark.parametrize("opt", ["-O1", "-O2", "-O3"])

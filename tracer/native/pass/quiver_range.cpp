@@ -449,6 +449,11 @@ public:
         Fail = true;
       return X;
     };
+    // the checks are expanded as IntPtr values: an i32 induction variable (constant bounds) or
+    // extension is widened, sign- or zero-extended as its comparison needs
+    auto wide = [&](const SCEV *X, bool Signed) {
+      return Signed ? SE.getNoopOrSignExtend(X, IntPtr) : SE.getNoopOrZeroExtend(X, IntPtr);
+    };
     Access::NestLevel N;
     const SCEV *QLo1 = SE.getAddExpr(QLo, One);
     N.P00 = at(RowLo, QLo, Zero);
@@ -470,13 +475,13 @@ public:
         return SE.getAddExpr(B, SE.getMulExpr(SE.getTruncateOrZeroExtend(Dq, XT), DQX),
                              SE.getMulExpr(SE.getTruncateOrZeroExtend(R, XT), DR));
       };
-      N.Eq.push_back({at(X, QLo, RMax), lin(Zero, RMax)});
-      N.Eq.push_back({at(X, QHi, Zero), lin(DQ, Zero)});
-      N.Eq.push_back({at(X, QHi, RMax), lin(DQ, RMax)});
+      N.Eq.push_back({wide(at(X, QLo, RMax), false), wide(lin(Zero, RMax), false)});
+      N.Eq.push_back({wide(at(X, QHi, Zero), false), wide(lin(DQ, Zero), false)});
+      N.Eq.push_back({wide(at(X, QHi, RMax), false), wide(lin(DQ, RMax), false)});
     }
-    N.SGe.push_back({Lb, Zero});
-    N.SGe.push_back({Ub, Lb});
-    N.SGe.push_back({M, One});
+    N.SGe.push_back({wide(Lb, true), wide(Zero, true)});
+    N.SGe.push_back({wide(Ub, true), wide(Lb, true)});
+    N.SGe.push_back({wide(M, true), wide(One, true)});
     for (const SCEV *X : {N.P00, N.RStride, N.QStride, N.M, N.RLo, N.Count, N.RowBytes})
       if (isa<SCEVCouldNotCompute>(X) || X->getType() != IntPtr || !isSafeHere(X, PH)) Fail = true;
     for (auto &[X, Y] : N.Eq)
