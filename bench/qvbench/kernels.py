@@ -108,4 +108,5 @@ def from_source(path: Path, args: list[str], opt: str = "-O2") -> Kernel:
     if not path.is_file():
         raise ValueError(f"{path}: no such C file")
     t = tuple(args)
-    return Kernel(path.stem, f"your program {path.name}", t, t, t, needs_libm=True, path=path.resolve(), opt=opt)
+    return Kernel(path.stem, f"your program {path.name}", t, t, t, needs_libm=True, path=path.resolve(), opt=opt,
+                  tuned=False)

@@ -61,6 +61,11 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
     if o2:
         out["record_median_met"] = statistics.median(o2) <= RECORD_MEDIAN_TARGET
         out["record_worst_met"] = max(o2) <= RECORD_WORST_TARGET
+        # a 0.01 s program's ratio is the fixed cost over nothing: those rows answer the fixed-cost target
+        loops = [k for k in measured if k.get("opt", "-O2") == "-O2" and k["name"] not in FIXED_COST_KERNELS]
+        if loops and len(loops) < len(o2):
+            worst = max(loops, key=lambda k: k["ratio"])
+            out["record_worst_loops"], out["record_worst_loops_kernel"] = worst["ratio"], worst["name"]
     levels: dict[str, Any] = {}
     for level, target in LEVEL_MEDIAN_TARGETS.items():
         rs = [k["ratio"] for k in measured if k.get("opt", "-O2") == level]
@@ -170,6 +175,10 @@ def render(results: dict[str, Any], console: Console) -> None:
             lines.append(f"  {level} ({v['kernels']} kernels): median {v['median']:.2f}× (target ≤ "
                          f"{v['median_target']:.0f}×: {'met' if v['median_met'] else 'NOT met'}), "
                          f"worst {v['worst']:.2f}×{extra}")
+            if level == "-O2" and "record_worst_loops" in s:
+                lines.append(f"    worst without the fixed-cost programs ({', '.join(FIXED_COST_KERNELS)}, whose "
+                             f"ratio is the fixed cost below): {s['record_worst_loops']:.2f}× "
+                             f"({s['record_worst_loops_kernel']})")
     if "fixed_cost_s" in s:
         lines.append("fixed cost of `trace record` (recorded − native, medians of the same alternated rounds): "
                      + ", ".join(f"{name} {cost:.3f} s" for name, cost in s["fixed_cost_s"].items())

@@ -90,6 +90,10 @@ def test_fixed_cost_of_both_small_programs_and_analyze_against_recording() -> No
     text = out.getvalue()
     assert "small 0.120 s, small-mpi 0.170 s (target ≤ 0.15 s: NOT met)" in text
     assert "ana/rec" in text and "1.82" in text  # small-mpi: 0.40 / 0.22
+    assert (s["record_ratio_worst_kernel"], s["record_worst_met"]) == ("small", False)   # 7×: the fixed cost
+    assert (s["record_worst_loops_kernel"], s["record_worst_loops"]) == ("heat2d", 2.0)
+    assert "worst without the fixed-cost programs (small, small-mpi, whose ratio is the fixed cost below): 2.00× " \
+           "(heat2d)" in text
 
 
 def test_kernel_selection() -> None:
