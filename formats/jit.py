@@ -28,7 +28,9 @@ MODES = ("auto", "always", "never")
 SMALL_LOG = 20_000
 
 _lock = threading.Lock()
-_compiled_wanted = True   # outside `sized` (a checker called directly): compiled, as before
+# inside `sized`: (compiled wanted, an already compiled kernel may be used); outside (a checker called
+# directly, a test): None, and QUIVER_JIT decides, compiled unless it says never
+_choice: tuple[bool, bool] | None = None
 
 
 def mode() -> str:
@@ -37,23 +39,27 @@ def mode() -> str:
     return value if value in MODES else "auto"
 
 
-def compiled_for(events: int) -> bool:
-    """Whether a run over a log of ``events`` events should call compiled kernels."""
+def compiled_for(events: int | None) -> bool:
+    """Whether a run over a log of ``events`` events (None: unknown) should call compiled kernels."""
     m = mode()
-    return m == "always" or (m == "auto" and events > SMALL_LOG)
+    return m == "always" or (m == "auto" and (events is None or events > SMALL_LOG))
+
+
+def _choose(events: int | None) -> tuple[bool, bool]:
+    return compiled_for(events), mode() == "auto"
 
 
 @contextmanager
 def sized(events: int) -> Iterator[bool]:
     """Kernels called inside run compiled or interpreted as a log of ``events`` events calls for;
     yields which."""
-    global _compiled_wanted
-    before = _compiled_wanted
-    _compiled_wanted = compiled_for(events)
+    global _choice
+    before = _choice
+    _choice = _choose(events)
     try:
-        yield _compiled_wanted
+        yield _choice[0]
     finally:
-        _compiled_wanted = before
+        _choice = before
 
 
 class Kernel:
@@ -83,12 +89,16 @@ class Kernel:
         return self._dispatcher
 
     @property
+    def loaded(self) -> bool:
+        """Whether numba has this kernel already (imported, compiled or loaded from its cache)."""
+        return self._dispatcher is not None
+
+    @property
     def compiled(self) -> bool:
         """Whether calls from Python run the compiled kernel now. In auto mode a kernel already
         compiled in this process stays compiled (same results, and it is the faster one)."""
-        if _compiled_wanted:
-            return True
-        return self._dispatcher is not None and mode() == "auto"
+        wanted, reuse = _choice if _choice is not None else _choose(None)
+        return wanted or (reuse and self.loaded)
 
     @property
     def _numba_type_(self) -> Any:
