@@ -124,10 +124,11 @@ class JitRun:
 def analyze_jit(monkeypatch) -> Callable[[Path, str], JitRun]:
     """``analyze_jit(log, "never" | "always")``: every checker over ``log`` in this process (the driver,
     as `trace analyze --check all`), the text and JSON reports, and how its kernels ran."""
-    from quiver.commands.analyze_run import ReportFormat, render
     from quiver.formats import read_log
     from quiver.formats.jit import Kernel
     from quiver.replay.driver import resolve_checks, run_checks
+
+    from quiver.commands.analyze_run import ReportFormat, render
 
     original = Kernel.__call__
     seen: list[tuple[str, bool]] = []
