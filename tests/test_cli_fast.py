@@ -189,3 +189,18 @@ def test_timeout_bad_durations(text):
 
     with pytest.raises(ValueError, match="invalid duration"):
         parse_duration(text)
+
+
+def test_record_starts_the_program_before_importing_numpy(tmp_path):
+    """numpy's import (~0.1 s of CPU) runs while the program runs, not before it starts: `trace record`'s
+    path to the launch (the tracer libraries, quiver.formats' package) imports the standard library only."""
+    code = ("import sys; from pathlib import Path; from quiver.tracer import record as r\n"
+            "real = r.run_group\n"
+            "def spy(cmd, env, **kw):\n"
+            "    print(sorted(m for m in ('numpy', 'pyarrow', 'numba') if m in sys.modules))\n"
+            "    return real(cmd, env, **kw)\n"
+            "r.run_group = spy\n"
+            f"r.record(['true'], Path({str(tmp_path / 'x.arrow')!r}), warn=lambda m: None)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stderr
+    assert (tmp_path / "x.arrow").is_file()
