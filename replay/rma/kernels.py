@@ -1,4 +1,4 @@
-"""The race searches over one shard's accesses, compiled with numba.
+"""The race searches over one shard's accesses: numba kernels (formats/jit.py: interpreted on small logs).
 
 Both use the same sorted interval structure: the distinct access boundaries of an epoch/phase
 split the shard's memory into elementary intervals (Algorithm 1's splitting, done once per
