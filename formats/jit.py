@@ -4,8 +4,10 @@ Why: numba costs ~0.3 s to import plus the load of every cached kernel before it
 far more than interpreting a kernel over a log of a few thousand events. So a kernel is plain Python
 (one source, no second copy) until a log large enough to pay for numba comes along; then numba is
 imported and the kernel compiled (or loaded from its on-disk cache) on first call. The mode is chosen
-once per run over one log (`sized`: by the analysis driver, by finalize) from its number of events;
+once per analysis of one log (`sized`, by replay/driver.py) from its number of events, for the whole
+process (two analyses in two threads share it: only their speed depends on it);
 ``QUIVER_JIT=always|never|auto`` overrides it (tests run every checker both ways and compare reports).
+finalize (tracer/finalize_kernels.py) picks between its compiled kernels and its numpy passes itself.
 
 Kernels must therefore mean the same thing to numba and to Python: no ``numba.typed`` (a dict seeded
 with a typed entry and cleared instead), no ``prange``, explicit numpy integer types where numba's
@@ -104,10 +106,10 @@ class Kernel:
     def _numba_type_(self) -> Any:
         return self.dispatcher()._numba_type_
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.compiled:
-            return self.dispatcher()(*args)
-        return self.py_func(*args)
+            return self.dispatcher()(*args, **kwargs)
+        return self.py_func(*args, **kwargs)
 
     def __repr__(self) -> str:
         return f"<kernel {self.__module__}.{self.__qualname__}>"

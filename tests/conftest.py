@@ -134,12 +134,12 @@ def analyze_jit(monkeypatch) -> Callable[[Path, str], JitRun]:
     seen: list[tuple[str, bool]] = []
     depth = [0]
 
-    def spy(self, *args):
+    def spy(self, *args, **kwargs):
         if depth[0] == 0:
             seen.append((f"{self.__module__}.{self.__name__}", self.compiled))
         depth[0] += 1
         try:
-            return original(self, *args)
+            return original(self, *args, **kwargs)
         finally:
             depth[0] -= 1
 
