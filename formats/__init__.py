@@ -2,9 +2,10 @@
 
 Nothing outside this package knows the byte layout of a log.
 
-The names below are imported on first use (PEP 562): the schema and its codes need only numpy,
-while the reader, writer and builder load pyarrow (~0.05 s); `trace record` finalizes a small run
-without it (formats/ipc_file.py), so importing this package must not pull it in.
+The names below are imported on first use (PEP 562): the schema and its codes need numpy (~0.05-0.1 s),
+the reader, writer and builder pyarrow (~0.05 s). Importing this package pulls in neither: `trace record`
+starts the program after importing only the standard-library modules it needs (formats/native_build.py)
+and imports numpy while the program runs; it finalizes a small run without pyarrow (formats/ipc_file.py).
 """
 
 from __future__ import annotations
@@ -13,38 +14,42 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import LogFormatError
-from .schema import (
-    COLUMN_NAMES,
-    COLUMNS,
-    FAMILIES,
-    FORMAT_VERSION,
-    AccessFlag,
-    AllocKind,
-    ConstructFlag,
-    ConstructKind,
-    DataOpKind,
-    DependKind,
-    EventKind,
-    LockType,
-    MapType,
-    MessageKind,
-    MpiSyncKind,
-    OmpMutexKind,
-    OmpWorkKind,
-    RmaOp,
-    SyncKind,
-    TaskFlag,
-    WinFlavor,
-)
 
 if TYPE_CHECKING:
     from .builder import LogBuilder
     from .logset import LogSet, open_logs, rank_file_name, write_manifest, write_split
     from .reader import EventLog, SourceLocation, is_quiver_log, read_log, validate_schema
+    from .schema import (
+        COLUMN_NAMES,
+        COLUMNS,
+        FAMILIES,
+        FORMAT_VERSION,
+        AccessFlag,
+        AllocKind,
+        ConstructFlag,
+        ConstructKind,
+        DataOpKind,
+        DependKind,
+        EventKind,
+        LockType,
+        MapType,
+        MessageKind,
+        MpiSyncKind,
+        OmpMutexKind,
+        OmpWorkKind,
+        RmaOp,
+        SyncKind,
+        TaskFlag,
+        WinFlavor,
+    )
     from .writer import LogWriter, write_log
 
 # name -> the submodule defining it, imported when the name is first read
 _LAZY = {
+    **dict.fromkeys(("COLUMN_NAMES", "COLUMNS", "FAMILIES", "FORMAT_VERSION", "AccessFlag", "AllocKind",
+                     "ConstructFlag", "ConstructKind", "DataOpKind", "DependKind", "EventKind", "LockType",
+                     "MapType", "MessageKind", "MpiSyncKind", "OmpMutexKind", "OmpWorkKind", "RmaOp", "SyncKind",
+                     "TaskFlag", "WinFlavor"), "schema"),
     "LogBuilder": "builder",
     **dict.fromkeys(("LogSet", "open_logs", "rank_file_name", "write_manifest", "write_split"), "logset"),
     **dict.fromkeys(("EventLog", "SourceLocation", "is_quiver_log", "read_log", "validate_schema"), "reader"),

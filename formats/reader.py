@@ -30,14 +30,13 @@ from .schema import (
     MIN_FORMAT_VERSION,
     arrow_fields,
 )
+from .sniff import ARROW_MAGIC
 from .validate import BatchRules
 
 CHECKSUM_VERSION = 3     # first format version whose batches carry checksums (formats/integrity.py)
 # zstd turns a constant column of a million rows into a few bytes: ~100 bytes of file for a million
 # rows is already extreme; more than this is a crafted row count (before anything is allocated)
 MAX_ROWS_PER_BYTE = 1 << 16
-
-ARROW_MAGIC = b"ARROW1"
 
 
 @dataclass(frozen=True)

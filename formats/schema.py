@@ -10,11 +10,11 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 import numpy as np
+from quiver.formats.sniff import FORMAT_NAME, META_FORMAT  # noqa: F401 -- part of the schema's names
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-FORMAT_NAME = "quiver-events"
 FORMAT_VERSION = 4
 # Oldest version this quiver still reads: version 1 logs are version 2 logs without strided ACCESS rows,
 # version 2 logs are version 3 logs without per-batch checksums (read unchecked), version 3 logs are
@@ -23,8 +23,8 @@ MIN_FORMAT_VERSION = 1
 # From this version on, a record batch stores `addr` delta-coded (formats/addr_delta.py).
 DELTA_ADDR_VERSION = 4
 
-# Schema-metadata keys (values are UTF-8 JSON, except the version).
-META_FORMAT = b"quiver.format"
+# Schema-metadata keys (values are UTF-8 JSON, except the version; META_FORMAT's is FORMAT_NAME, both
+# declared in sniff.py, which tells a log from its footer without numpy).
 META_VERSION = b"quiver.format_version"
 META_RUN = b"quiver.run"
 META_STRINGS = b"quiver.strings"

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quiver.formats import EventLog
+from quiver.formats.jit import sized
 from quiver.formats.version import __version__
 from quiver.replay.registry import ALIASES, CHECKERS, CheckOptions, available_checkers, default_checkers
 from quiver.replay.report.blind_spots import BlindSpot, find_blind_spots, kinds_present
@@ -129,7 +130,8 @@ def run_checks(log: EventLog, checks: list[str], options: CheckOptions | None = 
     from quiver.replay.mapping.vsm import reusing_shadows
 
     found: list[Finding] = []
-    with reusing_shadows():
+    # a small log runs the numba kernels interpreted: numba's start-up would cost more than the work
+    with reusing_shadows(), sized(log.num_events):
         for name in report.checks:
             if on_check is not None:
                 on_check(name)

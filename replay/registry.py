@@ -51,8 +51,8 @@ GATES: dict[str, str] = {"race": "has_target_race_work", "schedules": "has_async
 
 def available_checkers(names: list[str] | None = None) -> dict[str, Checker]:
     """Checkers (of ``names``, default all) whose module is installed (a checker still being built is
-    simply absent). Only those modules are imported: each brings its numba functions; a gated one is
-    imported only for a log its scan accepts."""
+    simply absent). Only those modules are imported (their numba kernels import numba on first compiled
+    call, formats/jit.py); a gated one is imported only for a log its scan accepts."""
     out: dict[str, Checker] = {}
     for name, (module, func, _default, _doc) in CHECKERS.items():
         if names is not None and name not in names:

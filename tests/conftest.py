@@ -108,3 +108,48 @@ def record_c(omp_build, tmp_path) -> Callable[..., Recorded]:
         return Recorded(exe, log, proc.returncode, proc.stdout, proc.stderr)
 
     return run
+
+
+@dataclass
+class JitRun:
+    """One analysis of a log with QUIVER_JIT set: the reports, and the kernels called from Python."""
+
+    text: str
+    json: str
+    kernels: set[str]      # "module.name" of each @kernel called from Python (not from a kernel)
+    compiled: set[bool]    # how they ran
+
+
+@pytest.fixture
+def analyze_jit(monkeypatch) -> Callable[[Path, str], JitRun]:
+    """``analyze_jit(log, "never" | "always")``: every checker over ``log`` in this process (the driver,
+    as `trace analyze --check all`), the text and JSON reports, and how its kernels ran."""
+    from quiver.formats import read_log
+    from quiver.formats.jit import Kernel
+    from quiver.replay.driver import resolve_checks, run_checks
+
+    from quiver.commands.analyze_run import ReportFormat, render
+
+    original = Kernel.__call__
+    seen: list[tuple[str, bool]] = []
+    depth = [0]
+
+    def spy(self, *args, **kwargs):
+        if depth[0] == 0:
+            seen.append((f"{self.__module__}.{self.__name__}", self.compiled))
+        depth[0] += 1
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            depth[0] -= 1
+
+    monkeypatch.setattr(Kernel, "__call__", spy)
+
+    def analyze(log: Path, mode: str) -> JitRun:
+        monkeypatch.setenv("QUIVER_JIT", mode)
+        seen.clear()
+        report = run_checks(read_log(log), resolve_checks(["all"]), explicit=True)
+        return JitRun(render(report, ReportFormat.text), render(report, ReportFormat.json),
+                      {k for k, _c in seen}, {c for _k, c in seen})
+
+    return analyze

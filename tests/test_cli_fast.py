@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from quiver.formats import ConstructKind, DataOpKind, LogBuilder
+from quiver.formats import ConstructKind, DataOpKind, LogBuilder, read_log
 from quiver.tracer import cc, mpicc
 from typer.main import get_command
 
@@ -189,3 +189,22 @@ def test_timeout_bad_durations(text):
 
     with pytest.raises(ValueError, match="invalid duration"):
         parse_duration(text)
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_record_starts_the_program_before_importing_numpy(tmp_path, existing):
+    """numpy's import (~0.1 s of CPU) runs while the program runs, not before it starts: `trace record`'s
+    path to the launch (the tracer libraries, quiver.formats' package, the check that an existing output
+    is a log: formats/sniff.py) imports the standard library only."""
+    out = tmp_path / "x.arrow"
+    code = ("import sys; from pathlib import Path; from quiver.tracer import record as r\n"
+            "real = r.run_group\n"
+            "def spy(cmd, env, **kw):\n"
+            "    print(sorted(m for m in ('numpy', 'pyarrow', 'numba') if m in sys.modules))\n"
+            "    return real(cmd, env, **kw)\n"
+            "r.run_group = spy\n"
+            f"r.record(['true'], Path({str(out)!r}), warn=lambda m: None)\n")
+    for _ in range(2 if existing else 1):   # the second run replaces the first one's log
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert run.stdout.strip() == "[]", run.stderr
+    assert read_log(out).run["argv"] == ["true"]

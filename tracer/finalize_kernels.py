@@ -1,11 +1,11 @@
-"""numba kernels of finalize: one pass over each raw thread file, one pass per log batch.
+"""The kernels of finalize (numba, formats/jit.py): one pass over each raw thread file, one pass per log batch.
 
 Why: a run has 10^7..10^9 raw records of 96 bytes. numpy passes over whole columns read every
 record once per field (and once more per remap or mask), so finalize ran at ~3 M events/s; here each
 record is read once while scanning and once while writing its log row, and every log column of a
 batch is written in that same pass. numba is imported only for runs above NUMPY_RUN events: below,
 finalize_numpy does the same work as whole-column numpy passes (numba's start-up would cost more
-than the work).
+than the work, and these kernels interpreted cost ~13 us per event: docs/bench.md).
 
 A raw record is read as a row of RAW_WORDS int64 words (rawread.RAW_DTYPE); the 32- and 16-bit
 fields are unpacked from their word (the word/shift constants below are checked against RAW_DTYPE
@@ -14,11 +14,11 @@ at import, so a layout change cannot silently use a stale numba cache).
 
 from __future__ import annotations
 
-import threading
 from typing import Any, NamedTuple
 
 import numpy as np
 from quiver.formats import EventKind
+from quiver.formats.jit import kernel
 from quiver.tracer.rawread import F_AUX2_STR, F_AUX_STR, F_ID2_STR, F_NAME_INT, F_PC_RET, RAW_DTYPE, RAW_WORDS
 
 # word index (and bit shift inside the word) of each field of a raw record
@@ -53,14 +53,17 @@ COLS64 = ("time_ns", "addr", "addr2", "size", "id", "id2", "aux", "aux2")
 COLS32 = ("rank", "thread", "device", "loc", "op", "name", "src")  # src: psource string id (not a log column)
 
 
+@kernel(inline="always")
 def _lo32(w):
     return (w << 32) >> 32
 
 
+@kernel(inline="always")
 def _kind(w):
     return (w << 16) >> 48
 
 
+@kernel(inline="always")
 def _adjusted_pc(row):
     """The row's code address, minus 1 for a return address (its call is the byte before); 0 = none."""
     pc = np.uint64(row[W_PC])
@@ -69,6 +72,7 @@ def _adjusted_pc(row):
     return pc
 
 
+@kernel(inline="always")
 def _local_src(row, n_strings):
     """The rank-local psource string id of the row, -1 when it has none (or one the string file lacks)."""
     s = _lo32(row[W_LOCSTR_OP])
@@ -78,12 +82,14 @@ def _local_src(row, n_strings):
 PC_CACHE = 256
 
 
+@kernel(inline="always")
 def _slot(pc, size):
     """Hash slot of a PC in a power-of-two table of `size` entries (shifts and xors only: no
     overflow, which numpy scalars warn about when the kernels run as plain Python)."""
     return (pc ^ (pc >> np.uint64(9)) ^ (pc >> np.uint64(21))) & np.uint64(size - 1)
 
 
+@kernel(inline="always")
 def _set_insert(keys, pc):
     """Insert pc (!= 0) into the open-addressing set `keys` (0 = empty, power-of-two size, never
     full); True when it was not there."""
@@ -97,6 +103,7 @@ def _set_insert(keys, pc):
     return True
 
 
+@kernel
 def _set_grown(keys):
     bigger = np.zeros(2 * len(keys), np.uint64)
     for k in keys:
@@ -111,6 +118,7 @@ KINDS = 256             # kind values counted (formats/stats.py)
 WIN_CREATE = int(EventKind.WIN_CREATE)   # kinds below are OpenMP's: their `device` is a device number
 
 
+@kernel(inline="always")
 def _add_distinct(values, n, v):
     """Append v to values[:n] unless it is there; returns the new n (values has room)."""
     for j in range(n):
@@ -120,6 +128,7 @@ def _add_distinct(values, n, v):
     return n + 1
 
 
+@kernel
 def _scan_rows(words, i, n_strings, used_src, keys, control, counts, late_rows, threads, devices, late, acc):
     """scan_stream's loop from row i until the end, or until an output array must grow first; returns
     the next row. acc: see the A_* slots."""
@@ -175,10 +184,12 @@ def _scan_rows(words, i, n_strings, used_src, keys, control, counts, late_rows, 
     return i
 
 
+@kernel
 def _doubled(a):
     return np.concatenate((a, np.empty_like(a)))
 
 
+@kernel(nogil=True)
 def scan_stream(words, n_strings, late, clock):
     """One pass over (a part of) a thread file whose thread's clock (largest time so far) is `clock`.
 
@@ -216,6 +227,7 @@ def scan_stream(words, n_strings, late, clock):
             late_rows[:acc[A_LATE]].copy(), acc[A_CLOCK])
 
 
+@kernel(inline="always")
 def _stream_of(r, s, starts):
     """Stream holding global row r; s: a guess (the previous row's stream)."""
     if starts[s] <= r and (s + 1 == len(starts) or r < starts[s + 1]):
@@ -223,6 +235,7 @@ def _stream_of(r, s, starts):
     return np.searchsorted(starts, r, side="right") - 1
 
 
+@kernel(nogil=True)
 def group_by_stream(rows, starts, pos):
     """Fill pos[:len(rows)] with the positions of `rows` (global row ids) grouped by the stream
     holding them, in their order within a stream; returns where each stream's group begins
@@ -244,6 +257,7 @@ def group_by_stream(rows, starts, pos):
     return bounds
 
 
+@kernel(nogil=True)
 def fill_rows(words, rows, out_pos, start, rank, table, t0, by_string, pcs, by_pc,
               task_keys, task_locs, fix_pos, fix_op, out64, out32, out16):
     """Write the log row of global row `rows[out_pos[k]]`, which is in this stream (its first
@@ -327,6 +341,7 @@ def fill_rows(words, rows, out_pos, start, rank, table, t0, by_string, pcs, by_p
         out16[o] = kind
 
 
+@kernel(nogil=True)
 def read_window(words, cursor, clock, late, until, start, out_g, out_t):
     """The next rows of a thread file for the log order (finalize._log_order): from row `cursor`, while
     the thread's clock (`clock`: the largest time read so far) minus `late` is not past `until` and
@@ -353,39 +368,21 @@ class Kernels(NamedTuple):
     read_window: Any
 
 
-# Called from the kernels: inlined (small) or compiled along with them.
-_INLINE = (_lo32, _kind, _adjusted_pc, _local_src, _slot, _set_insert, _stream_of, _add_distinct)
-_CALLED = (_set_grown, _scan_rows, _doubled)
-
-PYTHON = Kernels(scan_stream, group_by_stream, fill_rows, read_window)  # the source of the compiled kernels
+KERNELS = Kernels(scan_stream, group_by_stream, fill_rows, read_window)  # interpreted or compiled (formats/jit.py)
 # events: up to here the numpy passes of finalize_numpy finish sooner than numba's import and the
-# load of its cached machine code (~0.3-0.6 s on a 2-core machine; numpy ~0.2 us per event more)
+# load of its cached machine code (~0.3-0.6 s on a 2-core machine; numpy ~0.2-1 us per event more)
 NUMPY_RUN = 1_000_000
-
-_compile_lock = threading.Lock()
-_compiled: Kernels | None = None
 
 
 def compiled() -> Kernels:
     """The kernels compiled by numba (machine code cached on disk next to this file)."""
-    global _compiled
-    with _compile_lock:
-        if _compiled is None:
-            from numba import njit
-            from numba.extending import register_jitable
-
-            for f in _INLINE:
-                register_jitable(inline="always")(f)
-            for f in _CALLED:
-                register_jitable(f)
-            _compiled = Kernels(*(njit(cache=True, nogil=True)(f) for f in PYTHON))
-        return _compiled
+    return Kernels(*(k.dispatcher() for k in KERNELS))
 
 
 def kernels(events: int) -> Kernels:
     """The kernels to use for a run of `events` raw records: numpy passes up to NUMPY_RUN unless
     the compiled kernels are loaded already."""
-    if events <= NUMPY_RUN and _compiled is None:
+    if events <= NUMPY_RUN and not scan_stream.loaded:
         from quiver.tracer.finalize_numpy import NUMPY
 
         return NUMPY

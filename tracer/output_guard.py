@@ -16,9 +16,9 @@ from pathlib import Path
 
 
 def _is_quiver_log(path: Path) -> bool:
-    from quiver.formats import is_quiver_log  # pyarrow: only when an output exists
+    from quiver.formats.sniff import footer_names_quiver  # not reader.is_quiver_log: no numpy, no pyarrow
 
-    return is_quiver_log(path)
+    return footer_names_quiver(path)
 
 
 class OutputRefused(FileExistsError):

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 from quiver.formats import DataOpKind, EventKind
+from quiver.formats.jit import kernel
 
 
 def space_key(rank: np.ndarray, device: np.ndarray) -> np.ndarray:
@@ -21,7 +21,7 @@ def space_key(rank: np.ndarray, device: np.ndarray) -> np.ndarray:
     return (rank.astype(np.int64) << 20) | (device.astype(np.int64) + 1)
 
 
-@njit(cache=True)
+@kernel
 def lifetime_of(space, addr, row, l_space, l_lo, l_hi, l_alloc, l_end, max_size):
     """Index of the device-copy lifetime holding (space, addr) at ``row`` (-1); latest alloc wins.
 
@@ -48,7 +48,7 @@ def lifetime_of(space, addr, row, l_space, l_lo, l_hi, l_alloc, l_end, max_size)
     return out
 
 
-@njit(cache=True)
+@kernel
 def _present_order(space, h_lo, h_hi, alloc, release, max_size):
     """For each lifetime, the latest earlier one of the same device over overlapping host bytes (-1).
 
@@ -131,7 +131,7 @@ class DeviceCopies:
         return rel[has], self.alloc[o][ok][has]
 
 
-@njit(cache=True)
+@kernel
 def _mirrors(space, addr, l_space, l_host, l_host_hi, max_size):
     """(record, lifetime) pairs: a record's address lies in the host bytes a lifetime mirrors.
 

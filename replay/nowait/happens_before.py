@@ -29,8 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 from quiver.formats import DependKind, EventKind, EventLog
+from quiver.formats.jit import kernel
 from quiver.replay.nowait.tasks import (
     SYNC_IMPLICIT_TASK_BEGIN,
     SYNC_PARALLEL_BEGIN,
@@ -46,7 +46,7 @@ from quiver.replay.threads.omp_order import barrier_groups, rows_by_instance, th
 from quiver.replay.threads.omp_order import dependence_edges as _dependence_edges
 
 
-@njit(cache=True)
+@kernel
 def _vector_clocks(ctx, n_ctx, task_ctx, last_row, release, acq_dst, acq_src):
     n = len(ctx)
     m = len(acq_dst)
@@ -120,7 +120,7 @@ def _vector_clocks(ctx, n_ctx, task_ctx, last_row, release, acq_dst, acq_src):
         seg_ctx[:ns].copy(), seg_first[:ns].copy()
 
 
-@njit(cache=True)
+@kernel
 def _taskgroups(rows_kind, rows_ctx, rows_task, n_ctx, n_tasks, n_threads):
     """Innermost taskgroup of each task and the end row of each group (events in row order)."""
     n = len(rows_kind)

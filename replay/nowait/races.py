@@ -22,10 +22,9 @@ ranges, then one sweep over the address space (numba) pairs overlapping ranges.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
-from numba.typed import Dict
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog
 from quiver.formats.blocks import expand_blocks
+from quiver.formats.jit import kernel
 from quiver.replay.log_scan import has_target_race_work
 from quiver.replay.nowait.async_text import DEPEND_CONSTRUCTS, RowText
 from quiver.replay.nowait.device_copies import device_copies, space_key
@@ -34,7 +33,6 @@ from quiver.replay.nowait.tasks import TaskModel, build_task_model, lookup, pack
 from quiver.replay.registry import CheckOptions
 from quiver.replay.report.findings import Finding, FindingKind, Related, Site, merge_findings
 
-PAIR_KEY = types.UniTuple(types.int64, 4)  # (space, site, site, variable)
 COLUMNS = ("kind", "rank", "thread", "device", "loc", "addr", "addr2", "size", "id", "id2", "op", "name", "aux",
            "aux2")
 
@@ -68,7 +66,7 @@ def access_records(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
-@njit(cache=True)
+@kernel
 def _interesting_segments(vc, seg_chain, seg_idx, seg_target, chain_start, chain_segs, chain_target_prefix):
     """A segment matters if it is concurrent with a target-task segment (or is one, concurrent with any)."""
     n_seg = len(seg_chain)
@@ -103,7 +101,7 @@ def _interesting_segments(vc, seg_chain, seg_idx, seg_target, chain_start, chain
     return out
 
 
-@njit(cache=True)
+@kernel
 def _merge_ranges(space, lo, hi, write, atomic, seg, loc, var, row, order):
     """Union of byte ranges per (space, segment, write, atomic, site, variable), earliest row kept."""
     n = len(order)
@@ -129,14 +127,17 @@ def _merge_ranges(space, lo, hi, write, atomic, seg, loc, var, row, order):
     return keep[:nk], m_lo[:nk], m_hi[:nk], m_row[:nk]
 
 
-@njit(cache=True)
+@kernel
 def _sweep(space, lo, hi, write, atomic, seg, ctx, target, mapping_op, sync_device, loc, var, vc, seg_chain,
            seg_idx, weight):
     """Pairs of overlapping, conflicting, unordered ranges (records sorted by space, lo)."""
     n = len(space)
     active = np.empty(n, dtype=np.int64)
     na = 0
-    index = Dict.empty(key_type=PAIR_KEY, value_type=types.int64)
+    # (space, site, site, variable) -> finding; seeded with one entry for numba's typing, then emptied
+    zero = np.int64(0)
+    index = {(zero, zero, zero, zero): zero}
+    index.clear()
     cap = 16
     first_a = np.empty(cap, dtype=np.int64)
     first_b = np.empty(cap, dtype=np.int64)
@@ -165,7 +166,7 @@ def _sweep(space, lo, hi, write, atomic, seg, ctx, target, mapping_op, sync_devi
                 continue
             l1 = min(loc[a], loc[i])
             l2 = max(loc[a], loc[i])
-            key = (space[i], l1, l2, var[i] if var[i] >= 0 else var[a])
+            key = (np.int64(space[i]), np.int64(l1), np.int64(l2), np.int64(var[i] if var[i] >= 0 else var[a]))
             overlap = min(hi[a], hi[i]) - lo[i]
             if key in index:
                 f = index[key]

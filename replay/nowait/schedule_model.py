@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 from quiver.formats import EventKind
+from quiver.formats.jit import kernel
 from quiver.replay.nowait.device_copies import device_copies
 from quiver.replay.nowait.happens_before import HappensBefore
 from quiver.replay.nowait.por import PorProblem, unit_gaps
@@ -33,7 +33,7 @@ from quiver.replay.nowait.tasks import lookup, pack
 FOOTPRINT_INTERVALS = 32   # per unit, space and kind: more are merged across their smallest gaps
 
 
-@njit(cache=True)
+@kernel
 def _footprint(unit, space, lo, hi, mod, order, cap):
     """Per (unit, space, mod): the union of byte ranges, coarsened to ``cap`` ranges (conservative)."""
     n = len(order)
@@ -80,7 +80,7 @@ def _footprint(unit, space, lo, hi, mod, order, cap):
     return o_unit[:m], o_space[:m], o_lo[:m], o_hi[:m], o_mod[:m]
 
 
-@njit(cache=True)
+@kernel
 def _unit_block_conflicts(units, u_start, u_space, u_lo, u_hi, u_mod, lo, hi, s_block, s_space, s_lo, s_hi,
                           s_mod, max_len):
     """(unit, block) pairs of one window group; host records sorted by (space, lo), at most max_len long."""
@@ -113,7 +113,7 @@ def _unit_block_conflicts(units, u_start, u_space, u_lo, u_hi, u_mod, lo, hi, s_
     return out_u[:n], out_b[:n]
 
 
-@njit(cache=True)
+@kernel
 def _unit_unit_conflicts(units, u_start, u_space, u_lo, u_hi, u_mod, lo, hi):
     """Pairs of units of one window group whose footprints overlap with a change on one side."""
     cap = 64

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from numba import njit
 from quiver.formats import ConstructFlag, EventKind, EventLog, SyncKind, TaskFlag
+from quiver.formats.jit import kernel
 from quiver.replay.log_scan import has_async_target_work  # noqa: F401 -- re-exported: races, schedules
 
 K_TASK_BEGIN = int(EventKind.TASK_BEGIN)
@@ -51,7 +51,7 @@ def lookup(sorted_keys: np.ndarray, keys: np.ndarray, valid: np.ndarray) -> np.n
     return out
 
 
-@njit(cache=True)
+@kernel
 def _assign_contexts(kind, thread_ctx, assoc_task, assoc_row, task_create_row, n_threads, n_tasks):
     n = len(kind)
     ctx = np.empty(n, dtype=np.int32)

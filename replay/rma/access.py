@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 from quiver.formats import AccessFlag, EventKind, LockType, MpiSyncKind, RmaOp, WinFlavor
 from quiver.formats.blocks import expand_blocks
+from quiver.formats.jit import kernel
 from quiver.replay.rma.sync import INF, Clocks, RankOrder, _key
 
 # roles of an access row
@@ -207,7 +207,7 @@ class Completion:
     target_cut: np.ndarray
 
 
-@njit(cache=True)
+@kernel
 def _first_completion(q_key, q_target, q_row, q_unit, q_seg, e_key, e_target, e_row, e_unit, e_cut, vc, vc_off):
     """Per query: the first event (row order) with the query's key, after it, for its target (or for
     every target: -1), that the query's call happens before. Events sorted by (key, row).

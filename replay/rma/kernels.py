@@ -1,4 +1,4 @@
-"""The race searches over one shard's accesses, compiled with numba.
+"""The race searches over one shard's accesses: numba kernels (formats/jit.py: interpreted on small logs).
 
 Both use the same sorted interval structure: the distinct access boundaries of an epoch/phase
 split the shard's memory into elementary intervals (Algorithm 1's splitting, done once per
@@ -19,7 +19,7 @@ construction); every access visits the intervals it covers.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from quiver.formats.jit import kernel
 
 NO_OP = 12
 INF = np.int64(1) << 40
@@ -38,7 +38,7 @@ TABLE2 = np.array([
 FIRST = np.array([4, 3, 3, 4, 1, 2], dtype=np.int64)
 
 
-@njit(cache=True)
+@kernel
 def _grow(a, n):
     if n < len(a):
         return a
@@ -47,7 +47,7 @@ def _grow(a, n):
     return b
 
 
-@njit(cache=True)
+@kernel
 def _boundaries(lo, hi, a0, a1):
     b = np.empty(2 * (a1 - a0), dtype=np.int64)
     for i in range(a0, a1):
@@ -56,7 +56,7 @@ def _boundaries(lo, hi, a0, a1):
     return np.unique(b)
 
 
-@njit(cache=True)
+@kernel
 def paper_pairs(lo, hi, cls, bounds, table, first):
     """Seed 001 Algorithm 1 + Table 2 per epoch; accesses sorted by (epoch, order).
 
@@ -106,7 +106,7 @@ def paper_pairs(lo, hi, cls, bounds, table, first):
     return ox[:n_out], oy[:n_out], olo[:n_out], ohi[:n_out]
 
 
-@njit(cache=True)
+@kernel
 def _ordered(x, y, local, issuer, seg, row, end_rank, end_cut, vc, vc_off):
     """Is x complete before y starts (happens-before + completion)?"""
     iy = issuer[y]
@@ -122,7 +122,7 @@ def _ordered(x, y, local, issuer, seg, row, end_rank, end_cut, vc, vc_off):
     return vc[vc_off[iy] + sy, er] >= ec
 
 
-@njit(cache=True)
+@kernel
 def _conflict(x, y, write, local, atomic, mop, dsize, issuer, lock, excl):
     if write[x] == 0 and write[y] == 0:
         return False
@@ -137,7 +137,7 @@ def _conflict(x, y, write, local, atomic, mop, dsize, issuer, lock, excl):
     return not (lock[x] >= 0 and lock[y] >= 0 and lock[x] != lock[y] and (excl[x] == 1 or excl[y] == 1))
 
 
-@njit(cache=True)
+@kernel
 def _dominates(y, x, write, local, atomic, mop, dsize, issuer, lock):
     """Does every access that conflicts with x also conflict with y?"""
     if write[x] == 1 and write[y] == 0:
@@ -150,7 +150,7 @@ def _dominates(y, x, write, local, atomic, mop, dsize, issuer, lock):
     return atomic[y] == 0 or same_atomic
 
 
-@njit(cache=True)
+@kernel
 def race_pairs(lo, hi, write, local, atomic, mop, dsize, issuer, seg, row, end_rank, end_cut, lock, excl,
                sig, bounds, vc, vc_off, max_pairs):
     """Every racing pair of one shard; accesses sorted by (phase, order), `bounds` = phase starts.
@@ -226,7 +226,7 @@ def race_pairs(lo, hi, write, local, atomic, mop, dsize, issuer, seg, row, end_r
     return ox[:n_out], oy[:n_out], olo[:n_out], ohi[:n_out], truncated
 
 
-@njit(cache=True)
+@kernel
 def merge_ranges(x, y, lo, hi):
     """Pairs sorted by (x, y, lo): adjacent byte ranges of the same pair become one."""
     n = len(x)

@@ -29,8 +29,8 @@ Edges:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from quiver.formats import DependKind, EventKind, SyncKind, TaskFlag
+from quiver.formats.jit import kernel
 
 # SYNC ops that are points in a thread's order (cuts): every one of them may start or end an edge
 ORDERING_SYNC = (SyncKind.TASKWAIT, SyncKind.BARRIER, SyncKind.TASKGROUP_BEGIN, SyncKind.TASKGROUP_END,
@@ -144,7 +144,7 @@ def instance_pairs(a_inst: np.ndarray, a_rows: np.ndarray, d_inst: np.ndarray, d
     return src, dst
 
 
-@njit(cache=True)
+@kernel
 def dependence_edges(scope, addr, kind, task, order):
     """Predecessor/successor task pairs from depend items visited in (scope, addr, row) order."""
     n = len(order)

@@ -9,9 +9,9 @@ one record batch to the next (``LiveMappings``), so callers can stream a log.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from quiver.formats import DataOpKind, EventKind
+from quiver.formats.jit import kernel
 
 ACCESS = int(EventKind.ACCESS)
 DATA_OP = int(EventKind.DATA_OP)
@@ -35,7 +35,7 @@ class LiveMappings:
         return self.rank, self.device, self.dev_begin, self.dev_end, self.host_begin, self.count
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def apply_data_op(op, rank, device, host, dev, size, l_rank, l_dev, l_d0, l_d1, l_h0, l_n):  # pragma: no cover
     """Open or close a mapping for one DATA_OP; other data ops leave the table alone."""
     n = l_n[0]
@@ -61,7 +61,7 @@ def apply_data_op(op, rank, device, host, dev, size, l_rank, l_dev, l_d0, l_d1, 
                 break
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def lookup(rank, device, addr, l_rank, l_dev, l_d0, l_d1, l_h0, l_n):  # pragma: no cover
     """Index of the live mapping whose device range holds ``addr`` (-1 if none)."""
     for j in range(l_n[0] - 1, -1, -1):
@@ -70,7 +70,7 @@ def lookup(rank, device, addr, l_rank, l_dev, l_d0, l_d1, l_h0, l_n):  # pragma:
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _translate(kind, rank, device, addr, addr2, size, op, l_rank, l_dev, l_d0, l_d1, l_h0, l_n):  # pragma: no cover
     out = np.zeros(kind.shape[0], dtype=np.uint64)
     for i in range(kind.shape[0]):

@@ -16,8 +16,8 @@ Values are stored as transfer + 1 (0 = nothing pending); MIXED is -1.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+from quiver.formats.jit import kernel
 from quiver.formats.memory_limit import check_fits
 
 ACT_NONE, ACT_USED, ACT_WASTED = 0, 1, 2
@@ -54,7 +54,7 @@ class RunMaps:
         return _runs(slot, self.leaf, self.node, self.level_off, self.level_len, self.levels)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@kernel(nogil=True, inline="always")
 def _account(v, count, k, act, why, kbase, abase, g, wasted, used, reason, first):  # pragma: no cover
     """Granules [k, k + count) held transfer ``v``: they were read (ACT_USED) or wasted (ACT_WASTED)."""
     if act == ACT_USED:
@@ -85,7 +85,7 @@ class Ops:
         return self.rows.shape[1]
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def apply_ops(ops, nops, g, leaf, node, level_off, level_len, levels, s_l, s_x, wasted, used, reason,
               first):  # pragma: no cover
     """Apply ``ops[:, :nops]`` in order, accounting every pending transfer they overwrite.
@@ -153,7 +153,7 @@ def apply_ops(ops, nops, g, leaf, node, level_off, level_len, levels, s_l, s_x, 
                     _account(v - 1, 1, k, act, why, kbase, abase, g, wasted, used, reason, first)
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _runs(slot, leaf, node, level_off, level_len, levels):  # pragma: no cover
     lbase = slot * level_len[0]
     nbase = slot * level_off[levels + 1]

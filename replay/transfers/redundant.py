@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import polars as pl
 from quiver.formats import DataOpKind, EventKind, EventLog
+from quiver.formats.jit import kernel
 from quiver.formats.schema import COLUMN_NAMES
 from quiver.formats.select import MAPPING_KINDS, SEQ_DTYPE, empty_events, select_events
 from quiver.replay.transfers.constructs import (
@@ -105,7 +105,7 @@ def survey(log: EventLog) -> Survey:
     return Survey(events, boxes)
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _bound_accesses(boxes, kind, device, addr, addr2, size, aux2):  # pragma: no cover
     """Widen ``boxes`` (per alignment class and side) by the accesses of one batch; a strided row's
     class also divides its stride, and its span ends with its last block."""
@@ -172,7 +172,7 @@ HOST_SET = np.array([0, 1, 0, 0, 0, 0, 0, 0, 0], dtype=np.int64)
 HOST_WHY = np.array([0, HOST_RECOPIED, 0, 0, 0, HOST_OVERWRITTEN, 0, 0, 0], dtype=np.int64)
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, offset, xfer_seq, cursor, free_seq,
             free_bytes, dev_index, host, l_rank, l_dev, l_d0, l_d1, l_h0, l_n, seg_lo, seg_hi, seg_off, rank_first, g,
             ops, room):  # pragma: no cover

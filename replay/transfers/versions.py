@@ -16,8 +16,8 @@ no-ops, so a duplicate copy neither replaces nor consumes the transfer whose byt
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+from quiver.formats.jit import kernel
 from quiver.replay.transfers.pending_runs import OP_FIELDS, apply_ops
 
 # event codes of redundant._decode
@@ -49,7 +49,7 @@ class Versions:
                 self.touched, self.noop_to, self.resent, self.round_trip, self.noop_from)
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _flush(out, n, g, leaf, node, level_off, level_len, levels, s_l, s_x, wasted, used, reason,
            first):  # pragma: no cover
     if n > 0:
@@ -57,7 +57,7 @@ def _flush(out, n, g, leaf, node, level_off, level_len, levels, s_l, s_x, wasted
     return 0
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def apply_versioned(ops, nops, out, host_slot, g, ng, hver, dver, lver, alloc_of, nxt, alloc_seq, touched, noop_to,
                     resent, round_trip, noop_from, leaf, node, level_off, level_len, levels, s_l, s_x, wasted, used,
                     reason, first):  # pragma: no cover

@@ -12,7 +12,8 @@ from quiver.tracer import finalize_kernels, finalize_numpy
 from quiver.tracer.finalize_kernels import RAW_WORDS, W_THREAD_KIND_FLAGS, W_TIME
 from quiver.tracer.finalize_order import LATE_NS, Stream, log_order, scan
 
-KERNELS = {"python": lambda: finalize_kernels.PYTHON, "numpy": lambda: finalize_numpy.NUMPY,
+# python: the kernels interpreted (QUIVER_JIT=never, set by the test)
+KERNELS = {"python": lambda: finalize_kernels.KERNELS, "numpy": lambda: finalize_numpy.NUMPY,
            "compiled": finalize_kernels.compiled}
 
 
@@ -33,9 +34,11 @@ def thread_file(rng: np.random.Generator, n: int, thread: int, t0: int) -> np.nd
 
 @pytest.mark.parametrize("kernels", list(KERNELS))
 @pytest.mark.parametrize("batch", [1, 7, 1000, 1 << 20])
-def test_merge_is_the_global_sort(kernels, batch):
+def test_merge_is_the_global_sort(kernels, batch, monkeypatch):
     if kernels == "python" and batch == 1:
         pytest.skip("plain-Python kernels, one row per batch: slow and covered by the others")
+    if kernels == "python":
+        monkeypatch.setenv("QUIVER_JIT", "never")
     rng = np.random.default_rng(batch)
     sizes = [3000, 0, 1, 2500, 40]
     streams, start = [], 0

@@ -119,3 +119,32 @@ def test_an_executable_without_a_shebang_is_unusable_input(tmp_path):
     assert r.returncode == 2
     assert r.stderr == "trace: error: cannot run " + str(script) + ": not an executable (no ELF header and no #! line)\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["script"]
+
+
+def test_an_arrow_file_that_is_not_a_log_is_refused_and_a_log_of_another_version_replaced(tmp_path):
+    """The check before the program runs reads the footer's bytes (formats/sniff.py): quiver's format
+    marker, in any version, is a log to replace; any other Arrow file is the user's."""
+    import pyarrow as pa
+    from pyarrow import ipc
+    from quiver.formats import LogBuilder
+    from quiver.tracer.output_guard import OutputRefused, check_output
+
+    def arrow_file(name: str, metadata: dict[str, str]) -> Path:
+        path = tmp_path / name
+        schema = pa.schema([("x", pa.int64())], metadata=metadata)
+        with ipc.new_file(str(path), schema) as w:
+            w.write_table(pa.table({"x": [1, 2]}, schema=schema))
+        return path
+
+    for path in (arrow_file("table.arrow", {"quiver.run": "{}"}),
+                 arrow_file("other.arrow", {"quiver.format": "another-tool"})):
+        with pytest.raises(OutputRefused, match="exists and is not a quiver event log"):
+            check_output(path, [], split=False, force=False)
+    check_output(arrow_file("v99.arrow", {"quiver.format": "quiver-events", "quiver.format_version": "99"}), [],
+                 split=False, force=False)                     # quiver's, of another version: replaced
+    log = LogBuilder().write(tmp_path / "log.arrow")
+    check_output(log, [], split=False, force=False)
+    cut = tmp_path / "cut.arrow"
+    cut.write_bytes(log.read_bytes()[:-3])                     # no footer magic: not a finished log
+    with pytest.raises(OutputRefused):
+        check_output(cut, [], split=False, force=False)
