@@ -125,8 +125,11 @@ struct Access {
   // from one induction variable by `iv / m`, `iv % m`); its rows (the interval over the level
   // below, or one access) form planes: row (q, r) at P00 + (q - qlo) * QStride + r * RStride,
   // reported by one `__quiver_range_*_nest` call that is exact when the run-time checks hold
+  // With lines (collapse(3): r = j * M2 + k): row (q, j, k) at P00 + (q - qlo) * QStride + j * JStride
+  // + k * RStride, M2 rows per line, reported by one `__quiver_range_*_nest3` call
   struct NestLevel {
     const SCEV *P00, *RStride, *QStride, *M, *RLo, *Count, *RowBytes;
+    const SCEV *JStride = nullptr, *M2 = nullptr; // lines (collapse(3)); null: rows of planes
     SmallVector<std::pair<const SCEV *, const SCEV *>, 8> Eq;  // must be equal
     SmallVector<std::pair<const SCEV *, const SCEV *>, 4> SGe; // first >=s second
   };
@@ -236,24 +239,34 @@ struct Site { // a per-access callback to emit
 };
 
 
+/// The divisions of a collapsed loop's induction variable iv (nestLevel): `iv / m` (Divs) and
+/// `iv % m` (Rems); for collapse(3) also the second index `(iv % m) / m2` (Divs2) and the third
+/// `(iv % m) % m2` (Rems2), m2 the length of a line of the plane.
+struct NestDivs {
+  std::set<Value *> Divs, Rems, Divs2, Rems2;
+};
+
 /// A collapsed loop's address at one point (q, r) of its planes: the loop's `iv / m` (an sdiv/udiv
 /// instruction or SCEV udiv) becomes Q, its `iv % m` (srem/urem) R, and every affine recurrence of
-/// the loop its value at the iteration where iv = Q * m + R. Exact for the points the loop runs.
+/// the loop its value at the iteration where iv = Q * m + R; with lines (collapse(3): R = J * m2 + K)
+/// `(iv % m) / m2` becomes J and `(iv % m) % m2` K. Exact for the points the loop runs.
 struct NestPoint : SCEVRewriteVisitor<NestPoint> {
   const Loop *L;
-  const SCEV *IV, *M, *Q, *R, *It;
-  const std::set<Value *> &Divs, &Rems;
+  const SCEV *IV, *M, *Q, *R, *J, *K, *It;
+  const NestDivs &D;
   const std::map<Value *, const SCEV *> &Models; // `ashr (shl x, c), c` and the like as SCEVs
   bool Bad = false;
   NestPoint(ScalarEvolution &SE, const Loop *L, const SCEV *IV, const SCEV *M, const SCEV *Q, const SCEV *R,
-            const std::set<Value *> &Divs, const std::set<Value *> &Rems, const std::map<Value *, const SCEV *> &Models)
-      : SCEVRewriteVisitor(SE), L(L), IV(IV), M(M), Q(Q), R(R), Divs(Divs), Rems(Rems), Models(Models) {
+            const SCEV *J, const SCEV *K, const NestDivs &D, const std::map<Value *, const SCEV *> &Models)
+      : SCEVRewriteVisitor(SE), L(L), IV(IV), M(M), Q(Q), R(R), J(J), K(K), D(D), Models(Models) {
     auto *AR = cast<SCEVAddRecExpr>(IV);
     It = SE.getMinusSCEV(SE.getAddExpr(SE.getMulExpr(Q, M), R), AR->getStart());
   }
   const SCEV *visitUnknown(const SCEVUnknown *U) {
-    if (Divs.count(U->getValue())) return SE.getTruncateOrZeroExtend(Q, U->getType());
-    if (Rems.count(U->getValue())) return SE.getTruncateOrZeroExtend(R, U->getType());
+    if (D.Divs.count(U->getValue())) return SE.getTruncateOrZeroExtend(Q, U->getType());
+    if (D.Rems.count(U->getValue())) return SE.getTruncateOrZeroExtend(R, U->getType());
+    if (D.Divs2.count(U->getValue())) return J ? SE.getTruncateOrZeroExtend(J, U->getType()) : (Bad = true, U);
+    if (D.Rems2.count(U->getValue())) return K ? SE.getTruncateOrZeroExtend(K, U->getType()) : (Bad = true, U);
     if (auto It = Models.find(U->getValue()); It != Models.end()) return visit(It->second);
     return U;
   }
@@ -352,11 +365,46 @@ public:
   std::optional<Access::NestLevel> nestLevel(Loop *L, const SCEV *RowLo, const SCEV *RowBytes, const SCEV *BTC,
                                              BasicBlock *PH) {
     if (!RowLo || RowLo->getType() != IntPtr || !L->getHeader()) return std::nullopt;
-    // the varying leaves: divisions/remainders of one recurrence by one invariant
-    std::set<Value *> Divs, Rems;
+    // the varying leaves: divisions/remainders of one recurrence by one invariant, and (collapse(3))
+    // of that remainder by a second one
+    NestDivs D;
     std::map<Value *, const SCEV *> Models;
-    const SCEV *IV = nullptr, *M = nullptr;
+    const SCEV *IV = nullptr, *M = nullptr, *M2 = nullptr;
+    // `iv % m` (srem/urem of L's step-1 recurrence by an invariant): records iv and m
+    // (or `iv - (iv / m) * m`, as clang writes it before instcombine)
+    auto ivRem = [&](Value *V) {
+      auto *BO = dyn_cast<BinaryOperator>(V);
+      if (!BO || !L->contains(BO)) return false;
+      if (BO->getOpcode() == Instruction::Sub) {
+        auto *Mul = dyn_cast<BinaryOperator>(BO->getOperand(1));
+        if (!Mul || Mul->getOpcode() != Instruction::Mul) return false;
+        for (unsigned I = 0; I < 2; ++I) {
+          auto *Dv = dyn_cast<BinaryOperator>(Mul->getOperand(I));
+          if (Dv && (Dv->getOpcode() == Instruction::SDiv || Dv->getOpcode() == Instruction::UDiv) &&
+              Dv->getOperand(0) == BO->getOperand(0) && Dv->getOperand(1) == Mul->getOperand(1 - I)) {
+            BO = Dv; // the same iv and m as the division
+            break;
+          }
+        }
+        if (BO->getOpcode() == Instruction::Sub) return false;
+      } else if (BO->getOpcode() != Instruction::SRem && BO->getOpcode() != Instruction::URem) {
+        return false;
+      }
+      const SCEV *X = SE.getSCEV(BO->getOperand(0)), *Y = SE.getSCEV(BO->getOperand(1));
+      auto *AR = dyn_cast<SCEVAddRecExpr>(X);
+      if (!AR || AR->getLoop() != L || !AR->isAffine() || !AR->getStepRecurrence(SE)->isOne() ||
+          !SE.isLoopInvariant(Y, L) || (IV && (IV != X || M != Y)))
+        return false;
+      IV = X, M = Y;
+      return true;
+    };
+    std::function<bool(const SCEV *)> affine0;
     std::function<bool(const SCEV *)> affine = [&](const SCEV *E) -> bool {
+      bool R = affine0(E);
+      if (!R && std::getenv("QUIVER_RANGE_DEBUG")) errs() << "  not affine: " << *E << "\n";
+      return R;
+    };
+    affine0 = [&](const SCEV *E) -> bool {
       if (SE.isLoopInvariant(E, L)) return true;
       switch (E->getSCEVType()) {
       case scUnknown: { // the program's own `iv / m` or `iv % m`
@@ -371,13 +419,21 @@ public:
         }
         if (Op != Instruction::SDiv && Op != Instruction::UDiv && Op != Instruction::SRem && Op != Instruction::URem)
           return false;
+        bool Div = Op == Instruction::SDiv || Op == Instruction::UDiv;
         const SCEV *X = SE.getSCEV(BO->getOperand(0)), *Y = SE.getSCEV(BO->getOperand(1));
+        if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "  division: " << *BO << "\n";
+        if (ivRem(BO->getOperand(0))) { // collapse(3): `(iv % m) / m2` or `(iv % m) % m2`
+          if (!SE.isLoopInvariant(Y, L) || (M2 && M2 != Y)) return false;
+          M2 = Y;
+          (Div ? D.Divs2 : D.Rems2).insert(BO);
+          return true;
+        }
         auto *AR = dyn_cast<SCEVAddRecExpr>(X);
         if (!AR || AR->getLoop() != L || !AR->isAffine() || !AR->getStepRecurrence(SE)->isOne() ||
             !SE.isLoopInvariant(Y, L) || (IV && (IV != X || M != Y)))
           return false;
         IV = X, M = Y;
-        (Op == Instruction::SDiv || Op == Instruction::UDiv ? Divs : Rems).insert(BO);
+        (Div ? D.Divs : D.Rems).insert(BO);
         return true;
       }
       case scUDivExpr: {
@@ -420,11 +476,13 @@ public:
     bool Affine = affine(RowLo);
     if (std::getenv("QUIVER_RANGE_DEBUG") && (!Affine || !IV))
       errs() << "quiver-range: not a collapsed loop's rows: " << *RowLo << "\n";
-    if (!Affine || !IV || !M || (Divs.empty() && !SCEVExprContains(RowLo, [&](const SCEV *X) {
-          auto *D = dyn_cast<SCEVUDivExpr>(X);
-          return D && D->getLHS() == IV;
+    if (!Affine || !IV || !M ||
+        (D.Divs.empty() && D.Divs2.empty() && D.Rems2.empty() && !SCEVExprContains(RowLo, [&](const SCEV *X) {
+          auto *U = dyn_cast<SCEVUDivExpr>(X);
+          return U && U->getLHS() == IV;
         })))
       return std::nullopt;
+    if (M2 && M2->getType() != IV->getType()) return std::nullopt;
     // the extensions to check
     SmallVector<const SCEV *, 8> Exts;
     SCEVExprContains(RowLo, [&](const SCEV *X) {
@@ -440,9 +498,15 @@ public:
     const SCEV *M1 = SE.getUMaxExpr(M, One); // never a division by zero (m > 0 is checked)
     const SCEV *QLo = SE.getUDivExpr(Lb, M1), *QHi = SE.getUDivExpr(Ub, M1);
     const SCEV *RLo = SE.getMinusSCEV(Lb, SE.getMulExpr(QLo, M1)), *RMax = SE.getMinusSCEV(M1, One);
+    // lines (collapse(3)): r = j * m2 + k, j <= JMax, k <= KMax (the box of a plane's lines)
+    const SCEV *M2u = M2 ? SE.getUMaxExpr(M2, One) : nullptr;
+    const SCEV *KMax = M2 ? SE.getMinusSCEV(M2u, One) : RMax;
+    const SCEV *JMax = M2 ? SE.getUDivExpr(RMax, M2u) : Zero;
     bool Fail = false;
-    auto at = [&](const SCEV *E, const SCEV *Q, const SCEV *R) {
-      NestPoint P(SE, L, IV, M, Q, R, Divs, Rems, Models);
+    // E at plane Q, line J, row K of the line (without lines: row K of the plane)
+    auto at = [&](const SCEV *E, const SCEV *Q, const SCEV *J, const SCEV *K) {
+      const SCEV *R = M2 ? SE.getAddExpr(SE.getMulExpr(J, M2u), K) : K;
+      NestPoint P(SE, L, IV, M, Q, R, M2 ? J : nullptr, M2 ? K : nullptr, D, Models);
       const SCEV *X = P.visit(E);
       if (P.Bad || isa<SCEVCouldNotCompute>(X) || !SE.isLoopInvariant(X, L) ||
           !isSafeHere(X, PH))
@@ -456,34 +520,52 @@ public:
     };
     Access::NestLevel N;
     const SCEV *QLo1 = SE.getAddExpr(QLo, One);
-    N.P00 = at(RowLo, QLo, Zero);
+    N.P00 = at(RowLo, QLo, Zero, Zero);
     // the strides of one operand of a umin/umax row start (they move together): canonical SCEVs
     const SCEV *Lead = isa<SCEVMinMaxExpr>(RowLo) ? cast<SCEVMinMaxExpr>(RowLo)->getOperand(0) : RowLo;
-    const SCEV *L00 = at(Lead, QLo, Zero);
-    N.RStride = SE.getMinusSCEV(at(Lead, QLo, One), L00);
-    N.QStride = SE.getMinusSCEV(at(Lead, QLo1, Zero), L00);
+    const SCEV *L00 = at(Lead, QLo, Zero, Zero);
+    N.RStride = SE.getMinusSCEV(at(Lead, QLo, Zero, One), L00);
+    N.QStride = SE.getMinusSCEV(at(Lead, QLo1, Zero, Zero), L00);
+    if (M2) {
+      N.JStride = SE.getMinusSCEV(at(Lead, QLo, One, Zero), L00);
+      N.M2 = SE.getTruncateOrZeroExtend(M2u, IntPtr);
+    }
     N.M = SE.getTruncateOrZeroExtend(M1, IntPtr);
     N.RLo = SE.getTruncateOrZeroExtend(RLo, IntPtr);
     N.Count = SE.getAddExpr(SE.getTruncateOrZeroExtend(BTC, IntPtr), SE.getOne(IntPtr));
     N.RowBytes = RowBytes;
     const SCEV *DQ = SE.getMinusSCEV(QHi, QLo);
     for (const SCEV *X : Exts) {
-      const SCEV *B = at(X, QLo, Zero), *Br = at(X, QLo, One), *Bq = at(X, QLo1, Zero);
+      // linear over the box: the value at each corner is the extrapolation from the origin's neighbours
+      const SCEV *B = at(X, QLo, Zero, Zero);
       Type *XT = X->getType();
-      const SCEV *DR = SE.getMinusSCEV(Br, B), *DQX = SE.getMinusSCEV(Bq, B);
-      auto lin = [&](const SCEV *Dq, const SCEV *R) {
-        return SE.getAddExpr(B, SE.getMulExpr(SE.getTruncateOrZeroExtend(Dq, XT), DQX),
-                             SE.getMulExpr(SE.getTruncateOrZeroExtend(R, XT), DR));
+      const SCEV *DK = SE.getMinusSCEV(at(X, QLo, Zero, One), B), *DQX = SE.getMinusSCEV(at(X, QLo1, Zero, Zero), B);
+      const SCEV *DJ = M2 ? SE.getMinusSCEV(at(X, QLo, One, Zero), B) : SE.getZero(XT);
+      auto lin = [&](const SCEV *Dq, const SCEV *J, const SCEV *K) {
+        SmallVector<const SCEV *, 4> Ops{B, SE.getMulExpr(SE.getTruncateOrZeroExtend(Dq, XT), DQX),
+                                         SE.getMulExpr(SE.getTruncateOrZeroExtend(J, XT), DJ),
+                                         SE.getMulExpr(SE.getTruncateOrZeroExtend(K, XT), DK)};
+        return SE.getAddExpr(Ops);
       };
-      N.Eq.push_back({wide(at(X, QLo, RMax), false), wide(lin(Zero, RMax), false)});
-      N.Eq.push_back({wide(at(X, QHi, Zero), false), wide(lin(DQ, Zero), false)});
-      N.Eq.push_back({wide(at(X, QHi, RMax), false), wide(lin(DQ, RMax), false)});
+      std::set<std::pair<const SCEV *, const SCEV *>> Seen; // (equal corners once)
+      for (const SCEV *Dq : {Zero, DQ})
+        for (const SCEV *J : {Zero, JMax})
+          for (const SCEV *K : {Zero, KMax})
+            if (!(Dq == Zero && J == Zero && K == Zero)) {
+              std::pair<const SCEV *, const SCEV *> C{wide(at(X, SE.getAddExpr(QLo, Dq), J, K), false),
+                                                      wide(lin(Dq, J, K), false)};
+              if (Seen.insert(C).second) N.Eq.push_back(C);
+            }
     }
     N.SGe.push_back({wide(Lb, true), wide(Zero, true)});
     N.SGe.push_back({wide(Ub, true), wide(Lb, true)});
     N.SGe.push_back({wide(M, true), wide(One, true)});
+    if (M2) N.SGe.push_back({wide(M2, true), wide(One, true)});
     for (const SCEV *X : {N.P00, N.RStride, N.QStride, N.M, N.RLo, N.Count, N.RowBytes})
       if (isa<SCEVCouldNotCompute>(X) || X->getType() != IntPtr || !isSafeHere(X, PH)) Fail = true;
+    if (M2)
+      for (const SCEV *X : {N.JStride, N.M2})
+        if (isa<SCEVCouldNotCompute>(X) || X->getType() != IntPtr || !isSafeHere(X, PH)) Fail = true;
     for (auto &[X, Y] : N.Eq)
       if (!isSafeHere(X, PH) || !isSafeHere(Y, PH)) Fail = true;
     for (auto &[X, Y] : N.SGe)
@@ -491,7 +573,10 @@ public:
     if (Fail) return std::nullopt;
     if (std::getenv("QUIVER_RANGE_DEBUG"))
       errs() << "quiver-range: collapsed loop, divisor " << *M << " p00 " << *N.P00 << " rstride " << *N.RStride
-             << " qstride " << *N.QStride << " (" << Exts.size() << " extensions checked)\n";
+             << " qstride " << *N.QStride;
+    if (std::getenv("QUIVER_RANGE_DEBUG") && M2)
+      errs() << " line " << *M2 << " jstride " << *N.JStride;
+    if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << " (" << Exts.size() << " extensions checked)\n";
     return N;
   }
 
@@ -504,6 +589,15 @@ public:
     if (!C || !In || C->getZExtValue() == 0 || C->getZExtValue() >= W) return nullptr;
     unsigned Sh = (unsigned)C->getZExtValue();
     const SCEV *X = nullptr;
+    // `ashr (add (shl x, c), k << c), c`: sext(trunc(x + k)) (clang's `(int)(i + 2)` of an i64 index)
+    if (In->getOpcode() == Instruction::Add)
+      if (auto *K = dyn_cast<ConstantInt>(In->getOperand(1)); K && K->getValue().countr_zero() >= Sh)
+        if (auto *Sl = dyn_cast<BinaryOperator>(In->getOperand(0));
+            Sl && Sl->getOpcode() == Instruction::Shl && Sl->getOperand(1) == C) {
+          X = SE.getAddExpr(SE.getSCEV(Sl->getOperand(0)), SE.getConstant(K->getValue().ashr(Sh)));
+          Type *Narrow = IntegerType::get(BO->getContext(), W - Sh);
+          return SE.getSignExtendExpr(SE.getTruncateExpr(X, Narrow), BO->getType());
+        }
     if (In->getOpcode() == Instruction::Shl && In->getOperand(1) == C) {
       X = SE.getSCEV(In->getOperand(0));
     } else if (In->getOpcode() == Instruction::Mul) {
@@ -579,15 +673,16 @@ public:
         if (!RowLo || !RowBytes || (K == 0 && C.size() != 1)) return;
         std::optional<Access::NestLevel> NL = nestLevel(L, RowLo, RowBytes, BTC, PH);
         if (!NL) return;
-        SmallVector<const SCEV *, 4> Cs; // the hull of the planes' box (the check of loads against stores)
-        for (const SCEV *X : {NL->P00, SE.getAddExpr(NL->P00, SE.getMulExpr(SE.getMinusSCEV(NL->M, SE.getOne(IntPtr)), NL->RStride))}) {
-          Cs.push_back(X);
-        }
-        const SCEV *DQ = SE.getMinusSCEV(SE.getUDivExpr(SE.getAddExpr(NL->RLo, SE.getMinusSCEV(NL->Count, SE.getOne(IntPtr))), NL->M),
-                                         SE.getZero(IntPtr));
-        const SCEV *Far = SE.getMulExpr(DQ, NL->QStride);
-        Cs.push_back(SE.getAddExpr(Cs[0], Far));
-        Cs.push_back(SE.getAddExpr(Cs[1], Far));
+        SmallVector<const SCEV *, 8> Cs{NL->P00}; // the hull of the planes' box (the check of loads against stores)
+        const SCEV *One = SE.getOne(IntPtr);
+        const SCEV *DQ = SE.getUDivExpr(SE.getAddExpr(NL->RLo, SE.getMinusSCEV(NL->Count, One)), NL->M);
+        // the box's far corners along each axis: rows (of a plane, or of a line), lines, planes
+        SmallVector<const SCEV *, 3> Axes{SE.getMulExpr(SE.getMinusSCEV(NL->M2 ? NL->M2 : NL->M, One), NL->RStride),
+                                         SE.getMulExpr(DQ, NL->QStride)};
+        if (NL->M2)
+          Axes.push_back(SE.getMulExpr(SE.getUDivExpr(SE.getMinusSCEV(NL->M, One), NL->M2), NL->JStride));
+        for (const SCEV *Ax : Axes)
+          for (size_t I = 0, E = Cs.size(); I < E; ++I) Cs.push_back(SE.getAddExpr(Cs[I], Ax));
         SmallVector<const SCEV *, 4> MinOps(Cs.begin(), Cs.end()), MaxOps(Cs.begin(), Cs.end());
         const SCEV *Lo = SE.getUMinExpr(MinOps);
         const SCEV *Hi = SE.getAddExpr(SE.getUMaxExpr(MaxOps), NL->RowBytes);
@@ -797,7 +892,8 @@ public:
         const Access::NestLevel &Y = *X->Nest;
         if (X == A || Used.count(X) || X->Store != A->Store || line(X) != line(A) || Y.RStride != N.RStride ||
             Y.QStride != N.QStride || Y.M != N.M || Y.RLo != N.RLo || Y.Count != N.Count ||
-            Y.RowBytes != N.RowBytes || X->Level != A->Level || X->Conds[X->Level] != A->Conds[A->Level])
+            Y.RowBytes != N.RowBytes || Y.JStride != N.JStride || Y.M2 != N.M2 || X->Level != A->Level ||
+            X->Conds[X->Level] != A->Conds[A->Level])
           continue;
         if (std::optional<int64_t> D = constOffset(Y.P00, N.P00)) M.push_back({*D, X});
       }
@@ -836,6 +932,8 @@ public:
     FunctionCallee SStore = callback(M, Entry::range_store_strided);
     FunctionCallee NLoad = callback(M, Entry::range_load_nest);
     FunctionCallee NStore = callback(M, Entry::range_store_nest);
+    FunctionCallee N3Load = callback(M, Entry::range_load_nest3);
+    FunctionCallee N3Store = callback(M, Entry::range_store_nest3);
     Instruction *At = L->getLoopPreheader()->getTerminator();
     std::map<const SCEV *, Value *> Expanded;
     auto expand = [&](const SCEV *S) {
@@ -947,10 +1045,16 @@ public:
             if (Run) Count = B.CreateSelect(Run, Count, ConstantInt::get(IntPtr, 0));
             unsigned Width = It != NestBlock.end() ? NestWidth[A] : J == 0 ? A->Bytes : 0;
             Value *RowBytes = expandAt(It != NestBlock.end() ? It->second : N.RowBytes, T);
-            B.CreateCall(A->Store ? NStore : NLoad,
-                         {B.CreateIntToPtr(expandAt(N.P00, T), B.getPtrTy()), RowBytes,
-                          expandAt(N.RStride, T), expandAt(N.QStride, T), expandAt(N.M, T), expandAt(N.RLo, T), Count,
-                          ConstantInt::get(IntPtr, Width)});
+            if (N.M2) // lines of planes (collapse(3))
+              B.CreateCall(A->Store ? N3Store : N3Load,
+                           {B.CreateIntToPtr(expandAt(N.P00, T), B.getPtrTy()), RowBytes, expandAt(N.RStride, T),
+                            expandAt(N.JStride, T), expandAt(N.QStride, T), expandAt(N.M2, T), expandAt(N.M, T),
+                            expandAt(N.RLo, T), Count, ConstantInt::get(IntPtr, Width)});
+            else
+              B.CreateCall(A->Store ? NStore : NLoad,
+                           {B.CreateIntToPtr(expandAt(N.P00, T), B.getPtrTy()), RowBytes,
+                            expandAt(N.RStride, T), expandAt(N.QStride, T), expandAt(N.M, T), expandAt(N.RLo, T), Count,
+                            ConstantInt::get(IntPtr, Width)});
             continue;
           }
           if (Str) { // rows of RowBytes at Lo + i * Stride (rows that touch: the runtime's one range)
