@@ -214,7 +214,7 @@ def same_bytes_as_per_access(record_c, src: Path, opt: str) -> dict:
 
 NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
 NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
-               "collapse2_steps", "collapse2_fixed", "collapse3_box"]
+               "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -258,15 +258,24 @@ def test_collapsed_loops_are_one_nest_call_per_chunk(opt):
     7 loads, of which in[c-1], in[c], in[c+1] (one line, rows one element apart) are one record of
     rows 2 elements longer (rows over the x loop: no width); the column blocks of 4 floats of the chunked static
     and the dynamic schedule: rows of one float each (width 4) when -O2 unrolled the block loop,
-    rows of 16 bytes over it at -O1. collapse(3) is not covered yet."""
+    rows of 16 bytes over it at -O1. A collapse(3) nest (`iv / m`, `(iv % m) / m2`, `(iv % m) % m2`) gets
+    one nest3 call per access: the box's store and its two loads, the steps program's two kernels
+    without a condition (a transposed read, a reversed write; `r += t`), rows of one element each."""
     halo = nest_calls(device_ir(NESTS / "collapse2_halo.c", opt))
     assert sorted(halo) == [("load", "0")] * 5 + [("store", "0")]
     steps = nest_calls(device_ir(NESTS / "collapse2_steps.c", opt))
     assert {k for k, _ in steps} == {"load", "store"} and len(steps) >= 5
     assert {w for _, w in steps} == ({"4"} if opt == "-O2" else {"0"})
-    assert not nest_calls(device_ir(NESTS / "collapse3_box.c", opt))
     fixed = nest_calls(device_ir(NESTS / "collapse2_fixed.c", opt))   # a 32-bit iv: checks widened
     assert sorted(k for k, _ in fixed) == ["load"] * 4 + ["store"]
+    box = device_ir(NESTS / "collapse3_box.c", opt)
+    assert sorted(nest3_calls(box)) == [("load", "8")] * 2 + [("store", "8")]
+    assert sorted(nest3_calls(device_ir(NESTS / "collapse3_steps.c", opt))) == [("load", "4")] * 3 + [("store", "4")] * 2
+
+
+def nest3_calls(ir: str) -> list[str]:
+    """The collapse(3) record calls of a device module: (kind, width) per call."""
+    return re.findall(r"call void @__quiver_range_(load|store)_nest3\(ptr %\w+(?:, i64 \S+){8}, i64 (\d+)\)", ir)
 
 
 @pytest.mark.parametrize("opt", ["-O1", "-O2", "-O3"])

@@ -398,13 +398,7 @@ public:
       IV = X, M = Y;
       return true;
     };
-    std::function<bool(const SCEV *)> affine0;
     std::function<bool(const SCEV *)> affine = [&](const SCEV *E) -> bool {
-      bool R = affine0(E);
-      if (!R && std::getenv("QUIVER_RANGE_DEBUG")) errs() << "  not affine: " << *E << "\n";
-      return R;
-    };
-    affine0 = [&](const SCEV *E) -> bool {
       if (SE.isLoopInvariant(E, L)) return true;
       switch (E->getSCEVType()) {
       case scUnknown: { // the program's own `iv / m` or `iv % m`
@@ -421,7 +415,6 @@ public:
           return false;
         bool Div = Op == Instruction::SDiv || Op == Instruction::UDiv;
         const SCEV *X = SE.getSCEV(BO->getOperand(0)), *Y = SE.getSCEV(BO->getOperand(1));
-        if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "  division: " << *BO << "\n";
         if (ivRem(BO->getOperand(0))) { // collapse(3): `(iv % m) / m2` or `(iv % m) % m2`
           if (!SE.isLoopInvariant(Y, L) || (M2 && M2 != Y)) return false;
           M2 = Y;
