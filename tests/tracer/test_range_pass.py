@@ -214,7 +214,7 @@ def same_bytes_as_per_access(record_c, src: Path, opt: str) -> dict:
 
 NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
 NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
-               "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps"]
+               "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -283,9 +283,10 @@ def nest3_calls(ir: str) -> list[str]:
 def test_nest_shapes_record_the_same_bytes_as_per_access(record_c, name, opt):
     """Strided records (and their merging, and the tracer forming the strided run at once) record
     exactly the bytes of per-access instrumentation, with the same findings (kind, variable, line).
-    At -O1 (no vector accesses in the per-access build) also the same bad bytes; a record of rows
-    that are ranges over an inner loop has no element width (as a hoisted range), so the element
-    index is compared where the record has one."""
+    At -O1 (no vector accesses in the per-access build) also the same bad bytes (except for the box
+    filter: per access each of a point's 27 reads counts its bytes again, a box record counts the
+    neighbourhoods' union once); a record of rows that are ranges over an inner loop has no element
+    width (as a hoisted range), so the element index is compared where the record has one."""
     src = NESTS / f"{name}.c"
     runs = {build: record_c(src, opt=opt, extra=extra) for build, extra in (("range", ()), ("per_access", PER_ACCESS))}
     for build, run in runs.items():
@@ -297,5 +298,8 @@ def test_nest_shapes_record_the_same_bytes_as_per_access(record_c, name, opt):
     assert [f[:3] for f in reports["range"]] == [f[:3] for f in reports["per_access"]]
     for got, want in zip(reports["range"], reports["per_access"], strict=True):
         assert got[3] is None or got[3:5] == want[3:5]
-        assert opt != "-O1" or got[5] == want[5]
+        assert opt != "-O1" or name in OVERLAPPING_READS or got[5] == want[5]
     assert findings(runs["range"].log, src) == expected(src)
+
+
+OVERLAPPING_READS = {"box27"}  # per access, a byte read by several points' neighbourhoods counts once per read

@@ -101,6 +101,7 @@ namespace {
 
 constexpr unsigned kMaxDepth = 3;   // loops a range may span
 constexpr unsigned kMaxCorners = 8; // address extremes tracked per access
+constexpr unsigned kMaxBoxDepth = 6; // loops a box (boxLevels) may span
 constexpr unsigned kMaxPairs = 64;  // run-time load/store checks per loop before hulls per base
 
 struct Access {
@@ -134,6 +135,15 @@ struct Access {
     SmallVector<std::pair<const SCEV *, const SCEV *>, 4> SGe; // first >=s second
   };
   std::optional<NestLevel> Nest;
+  // Box[k]: Loops[k] is a level past the ones above (boxLevels): the bytes over Loops[0..k] are a box,
+  // one row of RowBytes at P per point of up to 3 dimensions (stride, count), innermost first; it
+  // is always exact (the union of the rows is what the loops touch, whether or not rows overlap)
+  struct BoxLevel {
+    const SCEV *P, *RowBytes;
+    SmallVector<std::pair<const SCEV *, const SCEV *>, 3> Dims;
+    unsigned Width; // the element bytes when a row is one access, else 0
+  };
+  std::map<unsigned, BoxLevel> Box;
 };
 
 int sizeIndex(const DataLayout &DL, Type *T) {
@@ -621,8 +631,134 @@ public:
     return !Unsafe;
   }
 
-  /// Byte ranges of A over its innermost loop and the enclosing ones, while they are exact.
+  /// Need (the access's block, or the preheader of the loop below) runs on every iteration of L
+  /// (K: L's depth over the access) or, behind a guard invariant in L, on every iteration or on none
+  /// (the guard joins Conds); every condition so far is invariant in L.
+  bool everyIteration(Loop *L, BasicBlock *Need, unsigned K, SmallVectorImpl<std::pair<Value *, bool>> &Conds) {
+    BasicBlock *Latch = L->getLoopLatch();
+    if (!DT.dominates(Need, Latch)) {
+      // an inner loop behind a guard that is invariant here (`if (n > 2)` of a rotated loop)
+      BasicBlock *G = K ? Need->getSinglePredecessor() : nullptr;
+      auto *Br = G ? dyn_cast<BranchInst>(G->getTerminator()) : nullptr;
+      if (!Br || !Br->isConditional() || !L->isLoopInvariant(Br->getCondition()) || !DT.dominates(G, Latch) ||
+          Br->getSuccessor(0) == Br->getSuccessor(1))
+        return false;
+      Conds.push_back({Br->getCondition(), Br->getSuccessor(0) == Need});
+    }
+    for (auto &[V, Pol] : Conds)
+      if (!L->isLoopInvariant(V)) return false;
+    return true;
+  }
+
+  /// Byte ranges of A over its innermost loop and the enclosing ones, while they are exact; past
+  /// kMaxDepth levels, boxes (boxLevels).
   void levels(Access &A) {
+    innerLevels(A);
+    if (A.Loops.size() == kMaxDepth && !A.Nest && !TopTested) boxLevels(A);
+  }
+
+  /// The levels of A past kMaxDepth (a 27-point box filter at -O1: the dx, dy, dz loops of 3 iterations
+  /// inside the x, y, z loops): A's address is an affine recurrence of every loop up to Loops[k], so
+  /// the bytes over them are the sum of one segment per loop (step, trip count). Segments of one step
+  /// are one (dx and x: n + 2 positions), constant steps up to the access's bytes make the row one
+  /// interval, and at most 3 others are its dimensions: one nest/nest3 record per entry of Loops[k].
+  void boxLevels(Access &A) {
+    const SCEV *S = SE.getSCEV(A.Ptr);
+    if (!S->getType()->isPointerTy()) return;
+    S = SE.getPtrToIntExpr(S, IntPtr);
+    if (isa<SCEVCouldNotCompute>(S)) return;
+    SmallVector<std::pair<Value *, bool>, 2> Conds(A.Conds.back().begin(), A.Conds.back().end());
+    SmallVector<std::pair<const SCEV *, const SCEV *>, kMaxBoxDepth> Seg; // (step, trip count) per loop
+    BasicBlock *Need = A.Loops.back()->getLoopPreheader();
+    const SCEV *Base = S;
+    unsigned K = 0;
+    for (Loop *L = A.Loops[0]; L && K < kMaxBoxDepth; ++K, L = L->getParentLoop()) {
+      BasicBlock *PH = L->getLoopPreheader(), *Latch = L->getLoopLatch();
+      if (K >= kMaxDepth && (!PH || !Latch || L->getExitingBlock() != Latch || !plain(L) ||
+                             !everyIteration(L, Need, K, Conds)))
+        return;
+      const SCEV *BTC = SE.getBackedgeTakenCount(L);
+      if (isa<SCEVCouldNotCompute>(BTC)) return;
+      auto *AR = dyn_cast<SCEVAddRecExpr>(Base);
+      if (AR && AR->getLoop() == L) {
+        if (!AR->isAffine()) return;
+        Seg.push_back({AR->getStepRecurrence(SE), SE.getAddExpr(SE.getTruncateOrZeroExtend(BTC, IntPtr), SE.getOne(IntPtr))});
+        Base = AR->getStart();
+      } else if (SE.isLoopInvariant(Base, L)) {
+        Seg.push_back({SE.getZero(IntPtr), SE.getOne(IntPtr)});
+      } else {
+        return;
+      }
+      if (K < kMaxDepth) continue;
+      Need = PH;
+      bool Inv = SE.isLoopInvariant(Base, L) && isSafeHere(Base, PH);
+      for (auto &[St, N] : Seg)
+        Inv = Inv && St->getType() == IntPtr && SE.isLoopInvariant(St, L) && SE.isLoopInvariant(N, L) &&
+              isSafeHere(St, PH) && isSafeHere(N, PH);
+      if (!Inv) return;
+      std::optional<Access::BoxLevel> Bx = box(Base, Seg, A.Bytes);
+      if (!Bx) return;
+      // the hull (the check of loads against stores): each dimension adds min(0, (n-1) s) .. max(0, (n-1) s)
+      const SCEV *Lo = Bx->P, *Hi = SE.getAddExpr(Bx->P, Bx->RowBytes);
+      for (auto &[St, N] : Bx->Dims) {
+        const SCEV *Far = SE.getMulExpr(SE.getMinusSCEV(N, SE.getOne(IntPtr)), St);
+        Lo = SE.getAddExpr(Lo, SE.getSMinExpr(Far, SE.getZero(IntPtr)));
+        Hi = SE.getAddExpr(Hi, SE.getSMaxExpr(Far, SE.getZero(IntPtr)));
+      }
+      if (!isSafeHere(Lo, PH) || !isSafeHere(Hi, PH)) return;
+      if (std::getenv("QUIVER_RANGE_DEBUG"))
+        errs() << "quiver-range: " << *A.I << " box level " << K << " row " << *Bx->RowBytes << " at " << *Bx->P
+               << ", " << Bx->Dims.size() << " dimensions\n";
+      A.Box[A.Loops.size()] = *Bx;
+      A.Loops.push_back(L);
+      A.Lo.push_back(Lo);
+      A.Hi.push_back(Hi);
+      A.Conds.push_back(Conds);
+      A.Tile.push_back({nullptr, nullptr});
+      A.Strided.push_back({nullptr, nullptr, nullptr});
+    }
+  }
+
+  /// The box of the segments (step, count) from Base (boxLevels): constant negative steps turned
+  /// around, equal steps summed, zero steps dropped; constant steps up to Bytes (in increasing order)
+  /// grow the row, which stays one interval; at most 3 dimensions remain.
+  std::optional<Access::BoxLevel> box(const SCEV *Base, ArrayRef<std::pair<const SCEV *, const SCEV *>> Seg,
+                                      unsigned Bytes) {
+    const SCEV *One = SE.getOne(IntPtr);
+    SmallVector<std::pair<const SCEV *, const SCEV *>, kMaxBoxDepth> G; // (step, positions), innermost first
+    for (auto [St, N] : Seg) {
+      if (St->isZero()) continue;
+      if (auto *C = dyn_cast<SCEVConstant>(St); C && C->getAPInt().isNegative()) {
+        Base = SE.getAddExpr(Base, SE.getMulExpr(SE.getMinusSCEV(N, One), St));
+        St = SE.getNegativeSCEV(St);
+      }
+      auto It = llvm::find_if(G, [&](auto &P) { return P.first == St; });
+      if (It != G.end()) It->second = SE.getMinusSCEV(SE.getAddExpr(It->second, N), One);
+      else G.push_back({St, N});
+    }
+    const SCEV *Row = SE.getConstant(IntPtr, Bytes);
+    unsigned Width = Bytes;
+    for (bool Grew = true; Grew;) {
+      Grew = false;
+      auto Best = G.end();
+      for (auto It = G.begin(); It != G.end(); ++It)
+        if (auto *C = dyn_cast<SCEVConstant>(It->first); C && C->getAPInt().ule(Bytes) &&
+            (Best == G.end() || C->getAPInt().ult(cast<SCEVConstant>(Best->first)->getAPInt())))
+          Best = It;
+      if (Best != G.end()) {
+        Row = SE.getAddExpr(Row, SE.getMulExpr(SE.getMinusSCEV(Best->second, One), Best->first));
+        Width = 0;
+        G.erase(Best);
+        Grew = true;
+      }
+    }
+    if (G.size() > 3) return std::nullopt;
+    Access::BoxLevel B{Base, Row, {}, Width};
+    B.Dims.append(G.begin(), G.end());
+    return B;
+  }
+
+  void innerLevels(Access &A) {
     Loop *L = LI.getLoopFor(A.I->getParent());
     if (!L) return;
     const SCEV *S = SE.getSCEV(A.Ptr);
@@ -640,18 +776,7 @@ public:
       bool Top = topTested(L);
       if (!PH || !Latch || (L->getExitingBlock() != Latch && !Top) || !plain(L)) return;
       if (Top && Need == L->getHeader()) return; // the test's block runs once more than the body
-      if (!DT.dominates(Need, Latch)) {
-        // an inner loop behind a guard that is invariant here (`if (n > 2)` of a rotated loop):
-        // entered on every iteration of L or on none
-        BasicBlock *G = K ? Need->getSinglePredecessor() : nullptr;
-        auto *Br = G ? dyn_cast<BranchInst>(G->getTerminator()) : nullptr;
-        if (!Br || !Br->isConditional() || !L->isLoopInvariant(Br->getCondition()) || !DT.dominates(G, Latch) ||
-            Br->getSuccessor(0) == Br->getSuccessor(1))
-          return;
-        Conds.push_back({Br->getCondition(), Br->getSuccessor(0) == Need});
-      }
-      for (auto &[V, Pol] : Conds)
-        if (!L->isLoopInvariant(V)) return;
+      if (!everyIteration(L, Need, K, Conds)) return;
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
       if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return;
       if (Top) BTC = lastBodyIteration(BTC, Ran);
@@ -1010,7 +1135,10 @@ public:
         // Exact(J): one record over Loops[J] is exact: its rows are intervals (E[J-1]) and either touch
         // (E[J]) or form a strided record; nullptr = always
         Access *Acc = A;
-        auto Exact = [&](int J) -> Value * { return J && Acc->Strided[J][0] ? E[J - 1] : E[J]; };
+        auto Exact = [&](int J) -> Value * {
+          if (Acc->Box.count(J)) return nullptr; // a box is exact
+          return J && Acc->Strided[J][0] ? E[J - 1] : E[J];
+        };
         for (int J = 0; J <= K; ++J) {
           if (J < K && !Exact(J + 1)) continue; // the outer record always holds
           Instruction *T = A->Loops[J]->getLoopPreheader()->getTerminator();
@@ -1029,6 +1157,29 @@ public:
           if (J < K) {
             Value *NotOuter = B.CreateNot(Exact(J + 1));
             Run = Run ? B.CreateAnd(Run, NotOuter) : NotOuter;
+          }
+          if (auto Bx = A->Box.find(J); Bx != A->Box.end()) { // a box: one nest/nest3 record
+            Access::BoxLevel &X = Bx->second;
+            SmallVector<Value *, 3> St, N;
+            for (auto &[S, C] : X.Dims) St.push_back(expandAt(S, T)), N.push_back(expandAt(C, T));
+            Value *P = B.CreateIntToPtr(expandAt(X.P, T), B.getPtrTy()), *Row = expandAt(X.RowBytes, T);
+            Value *Zero = ConstantInt::get(IntPtr, 0);
+            Value *W = ConstantInt::get(IntPtr, X.Width);
+            if (X.Dims.empty()) { // one row
+              if (Run) Row = B.CreateSelect(Run, Row, Zero);
+              B.CreateCall(A->Store ? RStore : RLoad, RStore.getFunctionType()->getNumParams() == 3
+                                                          ? SmallVector<Value *, 3>{P, Row, W}
+                                                          : SmallVector<Value *, 3>{P, Row});
+            } else if (X.Dims.size() < 3) { // rows of planes
+              Value *QS = X.Dims.size() == 2 ? St[1] : Zero, *Count = X.Dims.size() == 2 ? B.CreateMul(N[0], N[1]) : N[0];
+              if (Run) Count = B.CreateSelect(Run, Count, Zero);
+              B.CreateCall(A->Store ? NStore : NLoad, {P, Row, St[0], QS, N[0], Zero, Count, W});
+            } else { // rows of lines of planes
+              Value *M = B.CreateMul(N[0], N[1]), *Count = B.CreateMul(M, N[2]);
+              if (Run) Count = B.CreateSelect(Run, Count, Zero);
+              B.CreateCall(A->Store ? N3Store : N3Load, {P, Row, St[0], St[1], St[2], N[0], M, Zero, Count, W});
+            }
+            continue;
           }
           if (J == K && A->Nest) { // the planes of a collapsed loop: one call per chunk
             Access::NestLevel &N = *A->Nest;
