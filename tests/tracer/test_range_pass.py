@@ -303,3 +303,22 @@ def test_nest_shapes_record_the_same_bytes_as_per_access(record_c, name, opt):
 
 
 OVERLAPPING_READS = {"box27"}  # per access, a byte read by several points' neighbourhoods counts once per read
+
+
+def test_race_on_a_collapse3_nest_record_is_the_per_access_race(record_c):
+    """The race checker takes a collapse(3) kernel's nest3 records as it takes its single accesses:
+    a `target update from` that does not wait for the `nowait` kernel races with the kernel's write,
+    the same finding (variable, lines, copy) with the pass as per access."""
+    from quiver.formats import read_log
+    from quiver.replay.nowait.races import check_races
+    from quiver.replay.registry import CheckOptions
+
+    src = NESTS / "collapse3_nowait.c"
+    assert [k for k, _ in nest3_calls(device_ir(src))] == ["load", "store"]
+    found = {}
+    for build, extra in (("range", ()), ("per_access", PER_ACCESS)):
+        run = record_c(src, opt="-O2", extra=extra)
+        assert run.returncode == 0, (build, run.stderr)
+        found[build] = sorted({(f.variable, f.access.line, f.related[0].site.line, f.details["copy"])
+                               for f in check_races(read_log(run.log), CheckOptions())})
+    assert found["range"] == found["per_access"] == [("x", 16, 15, "device")]
