@@ -88,6 +88,8 @@ KERNELS: list[Kernel] = [
            tuned=False),
     Kernel("matvec-O0", "matvec built -O0", ("4000", "5"), (), ("200", "10"), file="matvec.c", opt="-O0",
            tuned=False),
+    Kernel("box27-O1", "27-point box filter, dz/dy/dx loops of 3 kept by -O1", ("112", "12"), (), ("16", "2"),
+           file="box27.c", opt="-O1", tuned=False),
 ]
 
 

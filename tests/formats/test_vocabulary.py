@@ -121,7 +121,7 @@ def entry_points() -> dict[str, str]:
 
 def test_entry_points_are_declared_once_for_both_tracers_and_the_pass():
     entries = entry_points()
-    assert len(entries) == 23 and "__quiver_range_load_c" in entries and "__sanitizer_cov_store16" in entries
+    assert len(entries) == 25 and "__quiver_range_load_c" in entries and "__sanitizer_cov_store16" in entries
     assert all(re.fullmatch(r"\(void \*p(, size_t \w+)*(, struct qv_site \*c)?\)|\(\w+ \*p\)", p) for p in entries.values())
     # the coalescer both tracers include defines every entry from the list; neither tracer spells one
     coalescer = (NATIVE / "qv_coalesce.inc").read_text()

@@ -101,6 +101,7 @@ namespace {
 
 constexpr unsigned kMaxDepth = 3;   // loops a range may span
 constexpr unsigned kMaxCorners = 8; // address extremes tracked per access
+constexpr unsigned kMaxBoxDepth = 6; // loops a box (boxLevels) may span
 constexpr unsigned kMaxPairs = 64;  // run-time load/store checks per loop before hulls per base
 
 struct Access {
@@ -125,12 +126,24 @@ struct Access {
   // from one induction variable by `iv / m`, `iv % m`); its rows (the interval over the level
   // below, or one access) form planes: row (q, r) at P00 + (q - qlo) * QStride + r * RStride,
   // reported by one `__quiver_range_*_nest` call that is exact when the run-time checks hold
+  // With lines (collapse(3): r = j * M2 + k): row (q, j, k) at P00 + (q - qlo) * QStride + j * JStride
+  // + k * RStride, M2 rows per line, reported by one `__quiver_range_*_nest3` call
   struct NestLevel {
     const SCEV *P00, *RStride, *QStride, *M, *RLo, *Count, *RowBytes;
+    const SCEV *JStride = nullptr, *M2 = nullptr; // lines (collapse(3)); null: rows of planes
     SmallVector<std::pair<const SCEV *, const SCEV *>, 8> Eq;  // must be equal
     SmallVector<std::pair<const SCEV *, const SCEV *>, 4> SGe; // first >=s second
   };
   std::optional<NestLevel> Nest;
+  // Box[k]: Loops[k] is a level past the ones above (boxLevels): the bytes over Loops[0..k] are a box,
+  // one row of RowBytes at P per point of up to 3 dimensions (stride, count), innermost first; it
+  // is always exact (the union of the rows is what the loops touch, whether or not rows overlap)
+  struct BoxLevel {
+    const SCEV *P, *RowBytes;
+    SmallVector<std::pair<const SCEV *, const SCEV *>, 3> Dims;
+    unsigned Width; // the element bytes when a row is one access, else 0
+  };
+  std::map<unsigned, BoxLevel> Box;
 };
 
 int sizeIndex(const DataLayout &DL, Type *T) {
@@ -236,24 +249,34 @@ struct Site { // a per-access callback to emit
 };
 
 
+/// The divisions of a collapsed loop's induction variable iv (nestLevel): `iv / m` (Divs) and
+/// `iv % m` (Rems); for collapse(3) also the second index `(iv % m) / m2` (Divs2) and the third
+/// `(iv % m) % m2` (Rems2), m2 the length of a line of the plane.
+struct NestDivs {
+  std::set<Value *> Divs, Rems, Divs2, Rems2;
+};
+
 /// A collapsed loop's address at one point (q, r) of its planes: the loop's `iv / m` (an sdiv/udiv
 /// instruction or SCEV udiv) becomes Q, its `iv % m` (srem/urem) R, and every affine recurrence of
-/// the loop its value at the iteration where iv = Q * m + R. Exact for the points the loop runs.
+/// the loop its value at the iteration where iv = Q * m + R; with lines (collapse(3): R = J * m2 + K)
+/// `(iv % m) / m2` becomes J and `(iv % m) % m2` K. Exact for the points the loop runs.
 struct NestPoint : SCEVRewriteVisitor<NestPoint> {
   const Loop *L;
-  const SCEV *IV, *M, *Q, *R, *It;
-  const std::set<Value *> &Divs, &Rems;
+  const SCEV *IV, *M, *Q, *R, *J, *K, *It;
+  const NestDivs &D;
   const std::map<Value *, const SCEV *> &Models; // `ashr (shl x, c), c` and the like as SCEVs
   bool Bad = false;
   NestPoint(ScalarEvolution &SE, const Loop *L, const SCEV *IV, const SCEV *M, const SCEV *Q, const SCEV *R,
-            const std::set<Value *> &Divs, const std::set<Value *> &Rems, const std::map<Value *, const SCEV *> &Models)
-      : SCEVRewriteVisitor(SE), L(L), IV(IV), M(M), Q(Q), R(R), Divs(Divs), Rems(Rems), Models(Models) {
+            const SCEV *J, const SCEV *K, const NestDivs &D, const std::map<Value *, const SCEV *> &Models)
+      : SCEVRewriteVisitor(SE), L(L), IV(IV), M(M), Q(Q), R(R), J(J), K(K), D(D), Models(Models) {
     auto *AR = cast<SCEVAddRecExpr>(IV);
     It = SE.getMinusSCEV(SE.getAddExpr(SE.getMulExpr(Q, M), R), AR->getStart());
   }
   const SCEV *visitUnknown(const SCEVUnknown *U) {
-    if (Divs.count(U->getValue())) return SE.getTruncateOrZeroExtend(Q, U->getType());
-    if (Rems.count(U->getValue())) return SE.getTruncateOrZeroExtend(R, U->getType());
+    if (D.Divs.count(U->getValue())) return SE.getTruncateOrZeroExtend(Q, U->getType());
+    if (D.Rems.count(U->getValue())) return SE.getTruncateOrZeroExtend(R, U->getType());
+    if (D.Divs2.count(U->getValue())) return J ? SE.getTruncateOrZeroExtend(J, U->getType()) : (Bad = true, U);
+    if (D.Rems2.count(U->getValue())) return K ? SE.getTruncateOrZeroExtend(K, U->getType()) : (Bad = true, U);
     if (auto It = Models.find(U->getValue()); It != Models.end()) return visit(It->second);
     return U;
   }
@@ -352,10 +375,39 @@ public:
   std::optional<Access::NestLevel> nestLevel(Loop *L, const SCEV *RowLo, const SCEV *RowBytes, const SCEV *BTC,
                                              BasicBlock *PH) {
     if (!RowLo || RowLo->getType() != IntPtr || !L->getHeader()) return std::nullopt;
-    // the varying leaves: divisions/remainders of one recurrence by one invariant
-    std::set<Value *> Divs, Rems;
+    // the varying leaves: divisions/remainders of one recurrence by one invariant, and (collapse(3))
+    // of that remainder by a second one
+    NestDivs D;
     std::map<Value *, const SCEV *> Models;
-    const SCEV *IV = nullptr, *M = nullptr;
+    const SCEV *IV = nullptr, *M = nullptr, *M2 = nullptr;
+    // `iv % m` (srem/urem of L's step-1 recurrence by an invariant): records iv and m
+    // (or `iv - (iv / m) * m`, as clang writes it before instcombine)
+    auto ivRem = [&](Value *V) {
+      auto *BO = dyn_cast<BinaryOperator>(V);
+      if (!BO || !L->contains(BO)) return false;
+      if (BO->getOpcode() == Instruction::Sub) {
+        auto *Mul = dyn_cast<BinaryOperator>(BO->getOperand(1));
+        if (!Mul || Mul->getOpcode() != Instruction::Mul) return false;
+        for (unsigned I = 0; I < 2; ++I) {
+          auto *Dv = dyn_cast<BinaryOperator>(Mul->getOperand(I));
+          if (Dv && (Dv->getOpcode() == Instruction::SDiv || Dv->getOpcode() == Instruction::UDiv) &&
+              Dv->getOperand(0) == BO->getOperand(0) && Dv->getOperand(1) == Mul->getOperand(1 - I)) {
+            BO = Dv; // the same iv and m as the division
+            break;
+          }
+        }
+        if (BO->getOpcode() == Instruction::Sub) return false;
+      } else if (BO->getOpcode() != Instruction::SRem && BO->getOpcode() != Instruction::URem) {
+        return false;
+      }
+      const SCEV *X = SE.getSCEV(BO->getOperand(0)), *Y = SE.getSCEV(BO->getOperand(1));
+      auto *AR = dyn_cast<SCEVAddRecExpr>(X);
+      if (!AR || AR->getLoop() != L || !AR->isAffine() || !AR->getStepRecurrence(SE)->isOne() ||
+          !SE.isLoopInvariant(Y, L) || (IV && (IV != X || M != Y)))
+        return false;
+      IV = X, M = Y;
+      return true;
+    };
     std::function<bool(const SCEV *)> affine = [&](const SCEV *E) -> bool {
       if (SE.isLoopInvariant(E, L)) return true;
       switch (E->getSCEVType()) {
@@ -371,13 +423,20 @@ public:
         }
         if (Op != Instruction::SDiv && Op != Instruction::UDiv && Op != Instruction::SRem && Op != Instruction::URem)
           return false;
+        bool Div = Op == Instruction::SDiv || Op == Instruction::UDiv;
         const SCEV *X = SE.getSCEV(BO->getOperand(0)), *Y = SE.getSCEV(BO->getOperand(1));
+        if (ivRem(BO->getOperand(0))) { // collapse(3): `(iv % m) / m2` or `(iv % m) % m2`
+          if (!SE.isLoopInvariant(Y, L) || (M2 && M2 != Y)) return false;
+          M2 = Y;
+          (Div ? D.Divs2 : D.Rems2).insert(BO);
+          return true;
+        }
         auto *AR = dyn_cast<SCEVAddRecExpr>(X);
         if (!AR || AR->getLoop() != L || !AR->isAffine() || !AR->getStepRecurrence(SE)->isOne() ||
             !SE.isLoopInvariant(Y, L) || (IV && (IV != X || M != Y)))
           return false;
         IV = X, M = Y;
-        (Op == Instruction::SDiv || Op == Instruction::UDiv ? Divs : Rems).insert(BO);
+        (Div ? D.Divs : D.Rems).insert(BO);
         return true;
       }
       case scUDivExpr: {
@@ -420,11 +479,13 @@ public:
     bool Affine = affine(RowLo);
     if (std::getenv("QUIVER_RANGE_DEBUG") && (!Affine || !IV))
       errs() << "quiver-range: not a collapsed loop's rows: " << *RowLo << "\n";
-    if (!Affine || !IV || !M || (Divs.empty() && !SCEVExprContains(RowLo, [&](const SCEV *X) {
-          auto *D = dyn_cast<SCEVUDivExpr>(X);
-          return D && D->getLHS() == IV;
+    if (!Affine || !IV || !M ||
+        (D.Divs.empty() && D.Divs2.empty() && D.Rems2.empty() && !SCEVExprContains(RowLo, [&](const SCEV *X) {
+          auto *U = dyn_cast<SCEVUDivExpr>(X);
+          return U && U->getLHS() == IV;
         })))
       return std::nullopt;
+    if (M2 && M2->getType() != IV->getType()) return std::nullopt;
     // the extensions to check
     SmallVector<const SCEV *, 8> Exts;
     SCEVExprContains(RowLo, [&](const SCEV *X) {
@@ -440,9 +501,15 @@ public:
     const SCEV *M1 = SE.getUMaxExpr(M, One); // never a division by zero (m > 0 is checked)
     const SCEV *QLo = SE.getUDivExpr(Lb, M1), *QHi = SE.getUDivExpr(Ub, M1);
     const SCEV *RLo = SE.getMinusSCEV(Lb, SE.getMulExpr(QLo, M1)), *RMax = SE.getMinusSCEV(M1, One);
+    // lines (collapse(3)): r = j * m2 + k, j <= JMax, k <= KMax (the box of a plane's lines)
+    const SCEV *M2u = M2 ? SE.getUMaxExpr(M2, One) : nullptr;
+    const SCEV *KMax = M2 ? SE.getMinusSCEV(M2u, One) : RMax;
+    const SCEV *JMax = M2 ? SE.getUDivExpr(RMax, M2u) : Zero;
     bool Fail = false;
-    auto at = [&](const SCEV *E, const SCEV *Q, const SCEV *R) {
-      NestPoint P(SE, L, IV, M, Q, R, Divs, Rems, Models);
+    // E at plane Q, line J, row K of the line (without lines: row K of the plane)
+    auto at = [&](const SCEV *E, const SCEV *Q, const SCEV *J, const SCEV *K) {
+      const SCEV *R = M2 ? SE.getAddExpr(SE.getMulExpr(J, M2u), K) : K;
+      NestPoint P(SE, L, IV, M, Q, R, M2 ? J : nullptr, M2 ? K : nullptr, D, Models);
       const SCEV *X = P.visit(E);
       if (P.Bad || isa<SCEVCouldNotCompute>(X) || !SE.isLoopInvariant(X, L) ||
           !isSafeHere(X, PH))
@@ -456,34 +523,52 @@ public:
     };
     Access::NestLevel N;
     const SCEV *QLo1 = SE.getAddExpr(QLo, One);
-    N.P00 = at(RowLo, QLo, Zero);
+    N.P00 = at(RowLo, QLo, Zero, Zero);
     // the strides of one operand of a umin/umax row start (they move together): canonical SCEVs
     const SCEV *Lead = isa<SCEVMinMaxExpr>(RowLo) ? cast<SCEVMinMaxExpr>(RowLo)->getOperand(0) : RowLo;
-    const SCEV *L00 = at(Lead, QLo, Zero);
-    N.RStride = SE.getMinusSCEV(at(Lead, QLo, One), L00);
-    N.QStride = SE.getMinusSCEV(at(Lead, QLo1, Zero), L00);
+    const SCEV *L00 = at(Lead, QLo, Zero, Zero);
+    N.RStride = SE.getMinusSCEV(at(Lead, QLo, Zero, One), L00);
+    N.QStride = SE.getMinusSCEV(at(Lead, QLo1, Zero, Zero), L00);
+    if (M2) {
+      N.JStride = SE.getMinusSCEV(at(Lead, QLo, One, Zero), L00);
+      N.M2 = SE.getTruncateOrZeroExtend(M2u, IntPtr);
+    }
     N.M = SE.getTruncateOrZeroExtend(M1, IntPtr);
     N.RLo = SE.getTruncateOrZeroExtend(RLo, IntPtr);
     N.Count = SE.getAddExpr(SE.getTruncateOrZeroExtend(BTC, IntPtr), SE.getOne(IntPtr));
     N.RowBytes = RowBytes;
     const SCEV *DQ = SE.getMinusSCEV(QHi, QLo);
     for (const SCEV *X : Exts) {
-      const SCEV *B = at(X, QLo, Zero), *Br = at(X, QLo, One), *Bq = at(X, QLo1, Zero);
+      // linear over the box: the value at each corner is the extrapolation from the origin's neighbours
+      const SCEV *B = at(X, QLo, Zero, Zero);
       Type *XT = X->getType();
-      const SCEV *DR = SE.getMinusSCEV(Br, B), *DQX = SE.getMinusSCEV(Bq, B);
-      auto lin = [&](const SCEV *Dq, const SCEV *R) {
-        return SE.getAddExpr(B, SE.getMulExpr(SE.getTruncateOrZeroExtend(Dq, XT), DQX),
-                             SE.getMulExpr(SE.getTruncateOrZeroExtend(R, XT), DR));
+      const SCEV *DK = SE.getMinusSCEV(at(X, QLo, Zero, One), B), *DQX = SE.getMinusSCEV(at(X, QLo1, Zero, Zero), B);
+      const SCEV *DJ = M2 ? SE.getMinusSCEV(at(X, QLo, One, Zero), B) : SE.getZero(XT);
+      auto lin = [&](const SCEV *Dq, const SCEV *J, const SCEV *K) {
+        SmallVector<const SCEV *, 4> Ops{B, SE.getMulExpr(SE.getTruncateOrZeroExtend(Dq, XT), DQX),
+                                         SE.getMulExpr(SE.getTruncateOrZeroExtend(J, XT), DJ),
+                                         SE.getMulExpr(SE.getTruncateOrZeroExtend(K, XT), DK)};
+        return SE.getAddExpr(Ops);
       };
-      N.Eq.push_back({wide(at(X, QLo, RMax), false), wide(lin(Zero, RMax), false)});
-      N.Eq.push_back({wide(at(X, QHi, Zero), false), wide(lin(DQ, Zero), false)});
-      N.Eq.push_back({wide(at(X, QHi, RMax), false), wide(lin(DQ, RMax), false)});
+      std::set<std::pair<const SCEV *, const SCEV *>> Seen; // (equal corners once)
+      for (const SCEV *Dq : {Zero, DQ})
+        for (const SCEV *J : {Zero, JMax})
+          for (const SCEV *K : {Zero, KMax})
+            if (!(Dq == Zero && J == Zero && K == Zero)) {
+              std::pair<const SCEV *, const SCEV *> C{wide(at(X, SE.getAddExpr(QLo, Dq), J, K), false),
+                                                      wide(lin(Dq, J, K), false)};
+              if (Seen.insert(C).second) N.Eq.push_back(C);
+            }
     }
     N.SGe.push_back({wide(Lb, true), wide(Zero, true)});
     N.SGe.push_back({wide(Ub, true), wide(Lb, true)});
     N.SGe.push_back({wide(M, true), wide(One, true)});
+    if (M2) N.SGe.push_back({wide(M2, true), wide(One, true)});
     for (const SCEV *X : {N.P00, N.RStride, N.QStride, N.M, N.RLo, N.Count, N.RowBytes})
       if (isa<SCEVCouldNotCompute>(X) || X->getType() != IntPtr || !isSafeHere(X, PH)) Fail = true;
+    if (M2)
+      for (const SCEV *X : {N.JStride, N.M2})
+        if (isa<SCEVCouldNotCompute>(X) || X->getType() != IntPtr || !isSafeHere(X, PH)) Fail = true;
     for (auto &[X, Y] : N.Eq)
       if (!isSafeHere(X, PH) || !isSafeHere(Y, PH)) Fail = true;
     for (auto &[X, Y] : N.SGe)
@@ -491,7 +576,10 @@ public:
     if (Fail) return std::nullopt;
     if (std::getenv("QUIVER_RANGE_DEBUG"))
       errs() << "quiver-range: collapsed loop, divisor " << *M << " p00 " << *N.P00 << " rstride " << *N.RStride
-             << " qstride " << *N.QStride << " (" << Exts.size() << " extensions checked)\n";
+             << " qstride " << *N.QStride;
+    if (std::getenv("QUIVER_RANGE_DEBUG") && M2)
+      errs() << " line " << *M2 << " jstride " << *N.JStride;
+    if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << " (" << Exts.size() << " extensions checked)\n";
     return N;
   }
 
@@ -504,6 +592,15 @@ public:
     if (!C || !In || C->getZExtValue() == 0 || C->getZExtValue() >= W) return nullptr;
     unsigned Sh = (unsigned)C->getZExtValue();
     const SCEV *X = nullptr;
+    // `ashr (add (shl x, c), k << c), c`: sext(trunc(x + k)) (clang's `(int)(i + 2)` of an i64 index)
+    if (In->getOpcode() == Instruction::Add)
+      if (auto *K = dyn_cast<ConstantInt>(In->getOperand(1)); K && K->getValue().countr_zero() >= Sh)
+        if (auto *Sl = dyn_cast<BinaryOperator>(In->getOperand(0));
+            Sl && Sl->getOpcode() == Instruction::Shl && Sl->getOperand(1) == C) {
+          X = SE.getAddExpr(SE.getSCEV(Sl->getOperand(0)), SE.getConstant(K->getValue().ashr(Sh)));
+          Type *Narrow = IntegerType::get(BO->getContext(), W - Sh);
+          return SE.getSignExtendExpr(SE.getTruncateExpr(X, Narrow), BO->getType());
+        }
     if (In->getOpcode() == Instruction::Shl && In->getOperand(1) == C) {
       X = SE.getSCEV(In->getOperand(0));
     } else if (In->getOpcode() == Instruction::Mul) {
@@ -534,8 +631,134 @@ public:
     return !Unsafe;
   }
 
-  /// Byte ranges of A over its innermost loop and the enclosing ones, while they are exact.
+  /// Need (the access's block, or the preheader of the loop below) runs on every iteration of L
+  /// (K: L's depth over the access) or, behind a guard invariant in L, on every iteration or on none
+  /// (the guard joins Conds); every condition so far is invariant in L.
+  bool everyIteration(Loop *L, BasicBlock *Need, unsigned K, SmallVectorImpl<std::pair<Value *, bool>> &Conds) {
+    BasicBlock *Latch = L->getLoopLatch();
+    if (!DT.dominates(Need, Latch)) {
+      // an inner loop behind a guard that is invariant here (`if (n > 2)` of a rotated loop)
+      BasicBlock *G = K ? Need->getSinglePredecessor() : nullptr;
+      auto *Br = G ? dyn_cast<BranchInst>(G->getTerminator()) : nullptr;
+      if (!Br || !Br->isConditional() || !L->isLoopInvariant(Br->getCondition()) || !DT.dominates(G, Latch) ||
+          Br->getSuccessor(0) == Br->getSuccessor(1))
+        return false;
+      Conds.push_back({Br->getCondition(), Br->getSuccessor(0) == Need});
+    }
+    for (auto &[V, Pol] : Conds)
+      if (!L->isLoopInvariant(V)) return false;
+    return true;
+  }
+
+  /// Byte ranges of A over its innermost loop and the enclosing ones, while they are exact; past
+  /// kMaxDepth levels, boxes (boxLevels).
   void levels(Access &A) {
+    innerLevels(A);
+    if (A.Loops.size() == kMaxDepth && !A.Nest && !TopTested) boxLevels(A);
+  }
+
+  /// The levels of A past kMaxDepth (a 27-point box filter at -O1: the dx, dy, dz loops of 3 iterations
+  /// inside the x, y, z loops): A's address is an affine recurrence of every loop up to Loops[k], so
+  /// the bytes over them are the sum of one segment per loop (step, trip count). Segments of one step
+  /// are one (dx and x: n + 2 positions), constant steps up to the access's bytes make the row one
+  /// interval, and at most 3 others are its dimensions: one nest/nest3 record per entry of Loops[k].
+  void boxLevels(Access &A) {
+    const SCEV *S = SE.getSCEV(A.Ptr);
+    if (!S->getType()->isPointerTy()) return;
+    S = SE.getPtrToIntExpr(S, IntPtr);
+    if (isa<SCEVCouldNotCompute>(S)) return;
+    SmallVector<std::pair<Value *, bool>, 2> Conds(A.Conds.back().begin(), A.Conds.back().end());
+    SmallVector<std::pair<const SCEV *, const SCEV *>, kMaxBoxDepth> Seg; // (step, trip count) per loop
+    BasicBlock *Need = A.Loops.back()->getLoopPreheader();
+    const SCEV *Base = S;
+    unsigned K = 0;
+    for (Loop *L = A.Loops[0]; L && K < kMaxBoxDepth; ++K, L = L->getParentLoop()) {
+      BasicBlock *PH = L->getLoopPreheader(), *Latch = L->getLoopLatch();
+      if (K >= kMaxDepth && (!PH || !Latch || L->getExitingBlock() != Latch || !plain(L) ||
+                             !everyIteration(L, Need, K, Conds)))
+        return;
+      const SCEV *BTC = SE.getBackedgeTakenCount(L);
+      if (isa<SCEVCouldNotCompute>(BTC)) return;
+      auto *AR = dyn_cast<SCEVAddRecExpr>(Base);
+      if (AR && AR->getLoop() == L) {
+        if (!AR->isAffine()) return;
+        Seg.push_back({AR->getStepRecurrence(SE), SE.getAddExpr(SE.getTruncateOrZeroExtend(BTC, IntPtr), SE.getOne(IntPtr))});
+        Base = AR->getStart();
+      } else if (SE.isLoopInvariant(Base, L)) {
+        Seg.push_back({SE.getZero(IntPtr), SE.getOne(IntPtr)});
+      } else {
+        return;
+      }
+      if (K < kMaxDepth) continue;
+      Need = PH;
+      bool Inv = SE.isLoopInvariant(Base, L) && isSafeHere(Base, PH);
+      for (auto &[St, N] : Seg)
+        Inv = Inv && St->getType() == IntPtr && SE.isLoopInvariant(St, L) && SE.isLoopInvariant(N, L) &&
+              isSafeHere(St, PH) && isSafeHere(N, PH);
+      if (!Inv) return;
+      std::optional<Access::BoxLevel> Bx = box(Base, Seg, A.Bytes);
+      if (!Bx) return;
+      // the hull (the check of loads against stores): each dimension adds min(0, (n-1) s) .. max(0, (n-1) s)
+      const SCEV *Lo = Bx->P, *Hi = SE.getAddExpr(Bx->P, Bx->RowBytes);
+      for (auto &[St, N] : Bx->Dims) {
+        const SCEV *Far = SE.getMulExpr(SE.getMinusSCEV(N, SE.getOne(IntPtr)), St);
+        Lo = SE.getAddExpr(Lo, SE.getSMinExpr(Far, SE.getZero(IntPtr)));
+        Hi = SE.getAddExpr(Hi, SE.getSMaxExpr(Far, SE.getZero(IntPtr)));
+      }
+      if (!isSafeHere(Lo, PH) || !isSafeHere(Hi, PH)) return;
+      if (std::getenv("QUIVER_RANGE_DEBUG"))
+        errs() << "quiver-range: " << *A.I << " box level " << K << " row " << *Bx->RowBytes << " at " << *Bx->P
+               << ", " << Bx->Dims.size() << " dimensions\n";
+      A.Box[A.Loops.size()] = *Bx;
+      A.Loops.push_back(L);
+      A.Lo.push_back(Lo);
+      A.Hi.push_back(Hi);
+      A.Conds.push_back(Conds);
+      A.Tile.push_back({nullptr, nullptr});
+      A.Strided.push_back({nullptr, nullptr, nullptr});
+    }
+  }
+
+  /// The box of the segments (step, count) from Base (boxLevels): constant negative steps turned
+  /// around, equal steps summed, zero steps dropped; constant steps up to Bytes (in increasing order)
+  /// grow the row, which stays one interval; at most 3 dimensions remain.
+  std::optional<Access::BoxLevel> box(const SCEV *Base, ArrayRef<std::pair<const SCEV *, const SCEV *>> Seg,
+                                      unsigned Bytes) {
+    const SCEV *One = SE.getOne(IntPtr);
+    SmallVector<std::pair<const SCEV *, const SCEV *>, kMaxBoxDepth> G; // (step, positions), innermost first
+    for (auto [St, N] : Seg) {
+      if (St->isZero()) continue;
+      if (auto *C = dyn_cast<SCEVConstant>(St); C && C->getAPInt().isNegative()) {
+        Base = SE.getAddExpr(Base, SE.getMulExpr(SE.getMinusSCEV(N, One), St));
+        St = SE.getNegativeSCEV(St);
+      }
+      auto It = llvm::find_if(G, [&](auto &P) { return P.first == St; });
+      if (It != G.end()) It->second = SE.getMinusSCEV(SE.getAddExpr(It->second, N), One);
+      else G.push_back({St, N});
+    }
+    const SCEV *Row = SE.getConstant(IntPtr, Bytes);
+    unsigned Width = Bytes;
+    for (bool Grew = true; Grew;) {
+      Grew = false;
+      auto Best = G.end();
+      for (auto It = G.begin(); It != G.end(); ++It)
+        if (auto *C = dyn_cast<SCEVConstant>(It->first); C && C->getAPInt().ule(Bytes) &&
+            (Best == G.end() || C->getAPInt().ult(cast<SCEVConstant>(Best->first)->getAPInt())))
+          Best = It;
+      if (Best != G.end()) {
+        Row = SE.getAddExpr(Row, SE.getMulExpr(SE.getMinusSCEV(Best->second, One), Best->first));
+        Width = 0;
+        G.erase(Best);
+        Grew = true;
+      }
+    }
+    if (G.size() > 3) return std::nullopt;
+    Access::BoxLevel B{Base, Row, {}, Width};
+    B.Dims.append(G.begin(), G.end());
+    return B;
+  }
+
+  void innerLevels(Access &A) {
     Loop *L = LI.getLoopFor(A.I->getParent());
     if (!L) return;
     const SCEV *S = SE.getSCEV(A.Ptr);
@@ -553,18 +776,7 @@ public:
       bool Top = topTested(L);
       if (!PH || !Latch || (L->getExitingBlock() != Latch && !Top) || !plain(L)) return;
       if (Top && Need == L->getHeader()) return; // the test's block runs once more than the body
-      if (!DT.dominates(Need, Latch)) {
-        // an inner loop behind a guard that is invariant here (`if (n > 2)` of a rotated loop):
-        // entered on every iteration of L or on none
-        BasicBlock *G = K ? Need->getSinglePredecessor() : nullptr;
-        auto *Br = G ? dyn_cast<BranchInst>(G->getTerminator()) : nullptr;
-        if (!Br || !Br->isConditional() || !L->isLoopInvariant(Br->getCondition()) || !DT.dominates(G, Latch) ||
-            Br->getSuccessor(0) == Br->getSuccessor(1))
-          return;
-        Conds.push_back({Br->getCondition(), Br->getSuccessor(0) == Need});
-      }
-      for (auto &[V, Pol] : Conds)
-        if (!L->isLoopInvariant(V)) return;
+      if (!everyIteration(L, Need, K, Conds)) return;
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
       if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return;
       if (Top) BTC = lastBodyIteration(BTC, Ran);
@@ -579,15 +791,16 @@ public:
         if (!RowLo || !RowBytes || (K == 0 && C.size() != 1)) return;
         std::optional<Access::NestLevel> NL = nestLevel(L, RowLo, RowBytes, BTC, PH);
         if (!NL) return;
-        SmallVector<const SCEV *, 4> Cs; // the hull of the planes' box (the check of loads against stores)
-        for (const SCEV *X : {NL->P00, SE.getAddExpr(NL->P00, SE.getMulExpr(SE.getMinusSCEV(NL->M, SE.getOne(IntPtr)), NL->RStride))}) {
-          Cs.push_back(X);
-        }
-        const SCEV *DQ = SE.getMinusSCEV(SE.getUDivExpr(SE.getAddExpr(NL->RLo, SE.getMinusSCEV(NL->Count, SE.getOne(IntPtr))), NL->M),
-                                         SE.getZero(IntPtr));
-        const SCEV *Far = SE.getMulExpr(DQ, NL->QStride);
-        Cs.push_back(SE.getAddExpr(Cs[0], Far));
-        Cs.push_back(SE.getAddExpr(Cs[1], Far));
+        SmallVector<const SCEV *, 8> Cs{NL->P00}; // the hull of the planes' box (the check of loads against stores)
+        const SCEV *One = SE.getOne(IntPtr);
+        const SCEV *DQ = SE.getUDivExpr(SE.getAddExpr(NL->RLo, SE.getMinusSCEV(NL->Count, One)), NL->M);
+        // the box's far corners along each axis: rows (of a plane, or of a line), lines, planes
+        SmallVector<const SCEV *, 3> Axes{SE.getMulExpr(SE.getMinusSCEV(NL->M2 ? NL->M2 : NL->M, One), NL->RStride),
+                                         SE.getMulExpr(DQ, NL->QStride)};
+        if (NL->M2)
+          Axes.push_back(SE.getMulExpr(SE.getUDivExpr(SE.getMinusSCEV(NL->M, One), NL->M2), NL->JStride));
+        for (const SCEV *Ax : Axes)
+          for (size_t I = 0, E = Cs.size(); I < E; ++I) Cs.push_back(SE.getAddExpr(Cs[I], Ax));
         SmallVector<const SCEV *, 4> MinOps(Cs.begin(), Cs.end()), MaxOps(Cs.begin(), Cs.end());
         const SCEV *Lo = SE.getUMinExpr(MinOps);
         const SCEV *Hi = SE.getAddExpr(SE.getUMaxExpr(MaxOps), NL->RowBytes);
@@ -797,7 +1010,8 @@ public:
         const Access::NestLevel &Y = *X->Nest;
         if (X == A || Used.count(X) || X->Store != A->Store || line(X) != line(A) || Y.RStride != N.RStride ||
             Y.QStride != N.QStride || Y.M != N.M || Y.RLo != N.RLo || Y.Count != N.Count ||
-            Y.RowBytes != N.RowBytes || X->Level != A->Level || X->Conds[X->Level] != A->Conds[A->Level])
+            Y.RowBytes != N.RowBytes || Y.JStride != N.JStride || Y.M2 != N.M2 || X->Level != A->Level ||
+            X->Conds[X->Level] != A->Conds[A->Level])
           continue;
         if (std::optional<int64_t> D = constOffset(Y.P00, N.P00)) M.push_back({*D, X});
       }
@@ -836,6 +1050,8 @@ public:
     FunctionCallee SStore = callback(M, Entry::range_store_strided);
     FunctionCallee NLoad = callback(M, Entry::range_load_nest);
     FunctionCallee NStore = callback(M, Entry::range_store_nest);
+    FunctionCallee N3Load = callback(M, Entry::range_load_nest3);
+    FunctionCallee N3Store = callback(M, Entry::range_store_nest3);
     Instruction *At = L->getLoopPreheader()->getTerminator();
     std::map<const SCEV *, Value *> Expanded;
     auto expand = [&](const SCEV *S) {
@@ -919,7 +1135,10 @@ public:
         // Exact(J): one record over Loops[J] is exact: its rows are intervals (E[J-1]) and either touch
         // (E[J]) or form a strided record; nullptr = always
         Access *Acc = A;
-        auto Exact = [&](int J) -> Value * { return J && Acc->Strided[J][0] ? E[J - 1] : E[J]; };
+        auto Exact = [&](int J) -> Value * {
+          if (Acc->Box.count(J)) return nullptr; // a box is exact
+          return J && Acc->Strided[J][0] ? E[J - 1] : E[J];
+        };
         for (int J = 0; J <= K; ++J) {
           if (J < K && !Exact(J + 1)) continue; // the outer record always holds
           Instruction *T = A->Loops[J]->getLoopPreheader()->getTerminator();
@@ -939,6 +1158,29 @@ public:
             Value *NotOuter = B.CreateNot(Exact(J + 1));
             Run = Run ? B.CreateAnd(Run, NotOuter) : NotOuter;
           }
+          if (auto Bx = A->Box.find(J); Bx != A->Box.end()) { // a box: one nest/nest3 record
+            Access::BoxLevel &X = Bx->second;
+            SmallVector<Value *, 3> St, N;
+            for (auto &[S, C] : X.Dims) St.push_back(expandAt(S, T)), N.push_back(expandAt(C, T));
+            Value *P = B.CreateIntToPtr(expandAt(X.P, T), B.getPtrTy()), *Row = expandAt(X.RowBytes, T);
+            Value *Zero = ConstantInt::get(IntPtr, 0);
+            Value *W = ConstantInt::get(IntPtr, X.Width);
+            if (X.Dims.empty()) { // one row
+              if (Run) Row = B.CreateSelect(Run, Row, Zero);
+              B.CreateCall(A->Store ? RStore : RLoad, RStore.getFunctionType()->getNumParams() == 3
+                                                          ? SmallVector<Value *, 3>{P, Row, W}
+                                                          : SmallVector<Value *, 3>{P, Row});
+            } else if (X.Dims.size() < 3) { // rows of planes
+              Value *QS = X.Dims.size() == 2 ? St[1] : Zero, *Count = X.Dims.size() == 2 ? B.CreateMul(N[0], N[1]) : N[0];
+              if (Run) Count = B.CreateSelect(Run, Count, Zero);
+              B.CreateCall(A->Store ? NStore : NLoad, {P, Row, St[0], QS, N[0], Zero, Count, W});
+            } else { // rows of lines of planes
+              Value *M = B.CreateMul(N[0], N[1]), *Count = B.CreateMul(M, N[2]);
+              if (Run) Count = B.CreateSelect(Run, Count, Zero);
+              B.CreateCall(A->Store ? N3Store : N3Load, {P, Row, St[0], St[1], St[2], N[0], M, Zero, Count, W});
+            }
+            continue;
+          }
           if (J == K && A->Nest) { // the planes of a collapsed loop: one call per chunk
             Access::NestLevel &N = *A->Nest;
             auto It = NestBlock.find(A);
@@ -947,10 +1189,16 @@ public:
             if (Run) Count = B.CreateSelect(Run, Count, ConstantInt::get(IntPtr, 0));
             unsigned Width = It != NestBlock.end() ? NestWidth[A] : J == 0 ? A->Bytes : 0;
             Value *RowBytes = expandAt(It != NestBlock.end() ? It->second : N.RowBytes, T);
-            B.CreateCall(A->Store ? NStore : NLoad,
-                         {B.CreateIntToPtr(expandAt(N.P00, T), B.getPtrTy()), RowBytes,
-                          expandAt(N.RStride, T), expandAt(N.QStride, T), expandAt(N.M, T), expandAt(N.RLo, T), Count,
-                          ConstantInt::get(IntPtr, Width)});
+            if (N.M2) // lines of planes (collapse(3))
+              B.CreateCall(A->Store ? N3Store : N3Load,
+                           {B.CreateIntToPtr(expandAt(N.P00, T), B.getPtrTy()), RowBytes, expandAt(N.RStride, T),
+                            expandAt(N.JStride, T), expandAt(N.QStride, T), expandAt(N.M2, T), expandAt(N.M, T),
+                            expandAt(N.RLo, T), Count, ConstantInt::get(IntPtr, Width)});
+            else
+              B.CreateCall(A->Store ? NStore : NLoad,
+                           {B.CreateIntToPtr(expandAt(N.P00, T), B.getPtrTy()), RowBytes,
+                            expandAt(N.RStride, T), expandAt(N.QStride, T), expandAt(N.M, T), expandAt(N.RLo, T), Count,
+                            ConstantInt::get(IntPtr, Width)});
             continue;
           }
           if (Str) { // rows of RowBytes at Lo + i * Stride (rows that touch: the runtime's one range)
