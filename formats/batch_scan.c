@@ -15,7 +15,7 @@
 #define XXH_STATIC_LINKING_ONLY
 #include "arrow/vendored/xxhash/xxhash.h"
 
-#define CHUNK 4096   /* values hashed and reduced together (32 KiB of 8-byte values) */
+#define CHUNK 16384  /* values hashed and reduced together (128 KiB of 8-byte values: in L2) */
 
 typedef struct {
     int64_t min;      /* uint64 columns: the bit pattern of the unsigned value */
@@ -27,6 +27,12 @@ typedef struct {
 /* min/max only when `ranges` (a column validate.py has no range rule for is only digested) */
 #define DEFINE_SCAN(NAME, T)                                                                 \
     void NAME(const T *v, int64_t n, qv_scan *out, int ranges) {                             \
+        if (!ranges) {  /* one call: XXH3's own loop is faster than its streaming state */  \
+            out->min = out->max = 0;                                                         \
+            out->digest = XXH3_64bits(v, (size_t)n * sizeof(T));                             \
+            out->kinds[0] = out->kinds[1] = 0;                                               \
+            return;                                                                          \
+        }                                                                                    \
         XXH3_state_t st;                                                                     \
         XXH3_64bits_reset(&st);                                                              \
         T lo = n ? v[0] : 0, hi = lo;                                                        \

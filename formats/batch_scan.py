@@ -107,6 +107,8 @@ def native_scan(values: np.ndarray, ranges: bool = True, kind: bool = False) -> 
     r = _Scan()
     if kind:
         _lib().qv_scan_kind(v.ctypes.data, len(v), ctypes.byref(r))
+        if not len(v):
+            return ColumnScan(f"{r.digest:016x}")
         return ColumnScan(f"{r.digest:016x}", r.min, r.max, r.kinds[0] | r.kinds[1] << 64)
     fn = getattr(_lib(), {np.dtype(np.int32): "qv_scan_i32", np.dtype(np.int64): "qv_scan_i64",
                           np.dtype(np.uint64): "qv_scan_u64"}[v.dtype])
