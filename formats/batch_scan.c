@@ -64,7 +64,7 @@ void qv_scan_kind(const int16_t *v, int64_t n, qv_scan *out) {
     XXH3_state_t st;
     XXH3_64bits_reset(&st);
     int16_t lo = n ? v[0] : 0, hi = lo;
-    uint64_t k0 = 0, k1 = 0;
+    uint8_t seen[129] = {0};   /* [128]: any kind outside [0, 128) */
     for (int64_t s = 0; s < n; s += CHUNK) {
         int64_t e = s + CHUNK < n ? s + CHUNK : n;
         int16_t clo = lo, chi = hi;
@@ -74,19 +74,23 @@ void qv_scan_kind(const int16_t *v, int64_t n, qv_scan *out) {
             chi = x > chi ? x : chi;
         }
         lo = clo; hi = chi;
-        /* a batch has few distinct kinds, mostly in runs: test the bit before setting it */
-        for (int64_t i = s; i < e; i++) {
-            uint64_t x = (uint16_t)v[i];
-            uint64_t bit = 1ULL << (x & 63);
-            if (x < 64) k0 |= bit; else if (x < 128) k1 |= bit;
+        /* which kinds occur: one store per row into a table, no dependency from row to row */
+        if (clo >= 0 && chi < 128) {
+            for (int64_t i = s; i < e; i++) seen[v[i]] = 1;
+        } else {
+            for (int64_t i = s; i < e; i++) {
+                int16_t x = v[i];
+                seen[x >= 0 && x < 128 ? x : 128] = 1;
+            }
         }
         XXH3_64bits_update(&st, v + s, (size_t)(e - s) * sizeof(int16_t));
     }
     out->min = lo;
     out->max = hi;
     out->digest = XXH3_64bits_digest(&st);
-    out->kinds[0] = k0;
-    out->kinds[1] = k1;
+    out->kinds[0] = out->kinds[1] = 0;
+    for (int k = 0; k < 128; k++)
+        if (seen[k]) out->kinds[k >> 6] |= 1ULL << (k & 63);
 }
 
 /* `addr` of format version 4: out[i] = stored[0] + ... + stored[i] (modulo 2^64), digested as it is

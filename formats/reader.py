@@ -103,6 +103,7 @@ class EventLog:
     _reader: ipc.RecordBatchFileReader = field(repr=False)
     _rules: BatchRules = field(repr=False)
     _checked: set = field(default_factory=set, repr=False, compare=False)   # (batch, column) verified
+    _scans: dict = field(default_factory=dict, repr=False, compare=False)   # (batch, column) -> its checked scan
     _projections: dict = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
@@ -172,8 +173,9 @@ class EventLog:
                     cols[name], scans[name] = batch_scan.decode_addr(cols[name])
                     if arrow:
                         batch = batch.set_column(j, batch.schema.field(j), pa.array(cols[name]))
-                elif check:
-                    scans[name] = batch_scan.scan(name, cols[name], name in RANGE_COLUMNS)
+                elif check:   # a column scanned by an earlier read of this batch (e.g. `kind`) is not again
+                    scans[name] = self._scans.get((i, name)) or batch_scan.scan(name, cols[name],
+                                                                                 name in RANGE_COLUMNS)
         except (pa.ArrowException, OSError, MemoryError, ValueError, IndexError) as e:
             raise LogFormatError(f"{self.path}: damaged log (batch {i} of {self.num_batches}: {_short(e)})"
                                  f"{self._lost_around(i)}") from None
@@ -181,6 +183,7 @@ class EventLog:
             if self.version >= CHECKSUM_VERSION:
                 integrity.verify(self.path, i, meta, cols, COLUMN_NAMES, {n: s.digest for n, s in scans.items()})
             self._rules.check(cols, i, lambda: self.batch(i, ["time_ns"])["time_ns"], scans)
+            self._scans.update(((i, name), scan) for name, scan in scans.items())
             if "kind" in names:   # without `kind`, the kind-dependent rules were not applied
                 self._checked.update((i, name) for name in names)
         return batch, cols
