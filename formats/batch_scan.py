@@ -13,14 +13,13 @@ from __future__ import annotations
 import ctypes
 import functools
 import importlib.util
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from . import addr_delta, integrity
-from .native_build import BuildError, build_library
+from .native_build import BuildError, build_library, cpu_flags
 
 SOURCE = Path(__file__).resolve().with_name("batch_scan.c")
 KINDS = 128            # `kind` scans say which kinds in [0, KINDS) occur (batch_scan.c's kinds[2])
@@ -52,22 +51,6 @@ def _xxhash_header() -> Path | None:
         if header.is_file():
             return header
     return None
-
-
-def cpu_flags() -> list[str]:
-    """``-mavx2`` on an x86-64 CPU that has AVX2 (XXH3 and the min/max loops pick their vector code at
-    compile time; SSE2 alone halves their speed). The flags are part of the library's name
-    (formats/native_build.py), so a CPU without AVX2 never loads a library built with it."""
-    if os.uname().machine != "x86_64":
-        return []
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return ["-mavx2"] if "avx2" in line.split() else []
-    except OSError:
-        pass
-    return []
 
 
 @functools.cache
