@@ -146,6 +146,12 @@ class EventLog:
             names = [c for c in COLUMN_NAMES if c in columns]
         return self._decode(self._projection(tuple(names)), i, names)[1]
 
+    def kinds_in_batch(self, i: int) -> int | None:
+        """The event kinds below 128 that batch ``i`` holds (bit k: kind k), once its ``kind`` column has
+        been read and checked; None before (or without the C batch scan's answer)."""
+        scan = self._scans.get((i, "kind"))
+        return scan.kinds if scan is not None else None
+
     def _decode(self, reader: ipc.RecordBatchFileReader, i: int, names: list[str],
                 arrow: bool = False) -> tuple[pa.RecordBatch, dict[str, np.ndarray]]:
         """Batch ``i`` of ``reader`` (which reads ``names``) and its columns, checked: decodable, no nulls,

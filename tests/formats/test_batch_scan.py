@@ -150,3 +150,32 @@ def test_a_clean_log_reads_the_same_either_way(tmp_path, monkeypatch):
     for name in COLUMN_NAMES:
         np.testing.assert_array_equal(tables[0][name], tables[1][name])
         np.testing.assert_array_equal(tables[0][name], b.columns()[name])
+
+
+@pytest.mark.parametrize("control", [10, 11, 20, 21, 22, 23, 24])
+def test_control_events_skip_only_batches_without_control_kinds(tmp_path, monkeypatch, control):
+    """read_control_events skips the per-row lookup in a batch whose scan found no control kind: the
+    same control rows as the numpy path (which looks at every row), whichever control kind a batch of
+    accesses also holds."""
+    from quiver.replay.mapping.events import CONTROL_KINDS, read_control_events
+
+    assert control in CONTROL_KINDS.tolist()
+    b = builder()
+    cols = b.columns()
+    n = len(cols["kind"])
+    accesses = {name: np.repeat(col[cols["kind"] == 50][:1], 5) for name, col in cols.items()}
+    mixed = {name: col.copy() for name, col in accesses.items()}
+    mixed["kind"][2] = control
+    chunks = [{k: v[: n // 2] for k, v in cols.items()}, accesses, mixed, {k: v[n // 2:] for k, v in cols.items()}]
+    path = write_log(tmp_path / "four.arrow", chunks, strings=b.strings, locations=b.locations, run=b.run)
+    log = read_log(path)
+    assert log.num_batches == 4
+    native = read_control_events(log)
+    assert log.kinds_in_batch(1) == 1 << 50     # the batch of accesses only
+    monkeypatch.setattr(batch_scan, "library", lambda: None)
+    reference = read_control_events(read_log(path))
+    want = np.flatnonzero(np.isin(np.concatenate([c["kind"] for c in chunks]), CONTROL_KINDS))
+    assert n // 2 + 5 + 2 in want.tolist() and native.event.tolist() == want.tolist()   # the mixed batch's row
+    np.testing.assert_array_equal(native.event, reference.event)
+    for name in ("kind", "addr", "size", "id"):
+        np.testing.assert_array_equal(native[name], reference[name])
