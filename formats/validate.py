@@ -164,13 +164,21 @@ class BatchRules:
                 k is not None and not VALID_KIND.take(k).all():
             self._fail_if(~VALID_KIND.take(kind.astype(np.intp)), batch, "unknown event kind", kind)
         if "op" in cols and (present is None or present & CHECKS_OP_BITS):
-            k = kind.astype(np.intp) if k is None else k
             op = cols["op"]
-            rows = np.flatnonzero(CHECKS_OP.take(k))    # kinds whose op is an enum (few rows: no ACCESS)
+            if present is None:
+                k = kind.astype(np.intp) if k is None else k
+                rows = np.flatnonzero(CHECKS_OP.take(k))    # kinds whose op is an enum (few rows: no ACCESS)
+            else:   # the few enum-op kinds the batch holds, compared in int16 (no intp copy of the column)
+                enum = np.zeros(n, dtype=bool)
+                for code in np.flatnonzero(CHECKS_OP).tolist():
+                    if present >> code & 1:
+                        enum |= kind == code
+                rows = np.flatnonzero(enum)
             if len(rows):
+                k_rows = kind[rows].astype(np.intp)
                 op_k = np.clip(op[rows], -1, MAX_OP)
                 bad_k = (op_k < 0) | (op_k >= MAX_OP)
-                bad_k |= ~VALID_OP_FLAT.take(k[rows] * MAX_OP + np.clip(op_k, 0, MAX_OP - 1))
+                bad_k |= ~VALID_OP_FLAT.take(k_rows * MAX_OP + np.clip(op_k, 0, MAX_OP - 1))
                 if bad_k.any():
                     bad = np.zeros(n, dtype=bool)
                     bad[rows[bad_k]] = True
