@@ -80,18 +80,25 @@ def _source_key(name: str, sources: list[Path], flags: list[str]) -> str:
     return f"lib{name}-{h.hexdigest()[:16]}"
 
 
+AVX512 = {"avx512f", "avx512vl", "avx512bw"}
+
+
 @functools.cache
 def cpu_flags() -> list[str]:
-    """``-mavx2`` on an x86-64 CPU that has AVX2: the byte loops of the VSM kernel and the batch scan
-    (XXH3 included) pick their vector code at compile time, and SSE2 alone halves their speed. The
-    flags are part of a library's name, so a CPU without AVX2 never loads a library built with it."""
+    """``-mavx2`` on an x86-64 CPU that has AVX2 (and the AVX-512 subsets it has): the byte loops of the
+    VSM kernel and the batch scan (XXH3 included) pick their vector code at compile time, and SSE2 alone
+    halves their speed. The flags are part of a library's name, so a CPU without them never loads a
+    library built with them."""
     if os.uname().machine != "x86_64":
         return []
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 if line.startswith("flags"):
-                    return ["-mavx2"] if "avx2" in line.split() else []
+                    have = set(line.split())
+                    flags = ["-mavx2"] if "avx2" in have else []
+                    # 64-bit min/max (the batch scan's ranges) are single instructions only in AVX-512
+                    return flags + ["-mavx512f", "-mavx512vl", "-mavx512bw"] if AVX512 <= have and flags else flags
     except OSError:
         pass
     return []
