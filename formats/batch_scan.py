@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from . import addr_delta, integrity
-from .native_build import BuildError, build_library, cpu_flags
+from .native_build import BuildError, build_library
 
 SOURCE = Path(__file__).resolve().with_name("batch_scan.c")
 KINDS = 128            # `kind` scans say which kinds in [0, KINDS) occur (batch_scan.c's kinds[2])
@@ -62,7 +62,7 @@ def library() -> ctypes.CDLL | None:
         return None
     include = header.parents[3]     # .../include, so that "arrow/vendored/xxhash/xxhash.h" resolves
     try:
-        flags = [*CFLAGS, *cpu_flags(), f"-I{include}"]
+        flags = [*CFLAGS, f"-I{include}"]
         lib = ctypes.CDLL(str(build_library("quiver_scan", [SOURCE], flags, [header])))
     except (BuildError, OSError):
         return None

@@ -14,7 +14,7 @@ import ctypes
 from pathlib import Path
 
 import numpy as np
-from quiver.formats.native_build import build_library, cpu_flags
+from quiver.formats.native_build import build_library
 from quiver.replay.mapping import vsm_layout as K
 
 HERE = Path(__file__).resolve().parent
@@ -23,7 +23,7 @@ HEADERS = [HERE / "vsm_kernel.h", HERE / "vsm_shadow.h"]
 # -fwrapv: int64 arithmetic wraps, as it did in numba (see vsm_kernel.c)
 # -O3: gcc's -O2 vectorises only loops of known trip count, and the shadow byte scans (a write into a
 # block half halo, half interior rescans its bytes every sweep) must be vectorised
-# cpu_flags (-mavx2 where the CPU has it): those scans run 32 bytes at a time, not 16
+# build_library adds the CPU's vector level (native_build.cpu_level): those scans then run 32 or 64 bytes at a time
 CFLAGS = ["-O3", "-std=gnu11", "-fwrapv", "-fno-strict-aliasing", "-Wall"]
 # the constants of vsm_layout the C code uses (names as in vsm_layout)
 LAYOUT_NAMES = ("SHIFT", "ADDR_MASK", "BIG", "CKEY_SHIFT", "OVV", "OVI", "K_ALLOC", "K_FREE", "K_MAP", "K_DATA", "K_ACCESS", "D_ALLOC",
@@ -76,7 +76,7 @@ def library() -> ctypes.CDLL:
     when it cannot be: no C compiler, or the build failed)."""
     global _LIB
     if _LIB is None:
-        lib = ctypes.CDLL(str(build_library("quiver_vsm", [SOURCE], [*CFLAGS, *cpu_flags(), *layout_flags()], HEADERS)))
+        lib = ctypes.CDLL(str(build_library("quiver_vsm", [SOURCE], [*CFLAGS, *layout_flags()], HEADERS)))
         lib.qv_vsm_apply.argtypes = [ctypes.POINTER(Columns), ctypes.POINTER(Selection), ctypes.POINTER(Tables),
                                      ctypes.POINTER(State), ctypes.POINTER(Watch), _I]
         lib.qv_vsm_apply.restype = None
