@@ -28,6 +28,7 @@ venv: ## create .venv/ and install quiver with its test extras
 native: ## build the native tracer libraries and the mapping checker's C kernel (else built on first use)
 	$(PY) -c "from quiver.tracer import native; print('tracer built in', native.ensure_built())"
 	$(PY) -c "from quiver.replay.mapping import vsm_native; print('VSM kernel built:', vsm_native.library()._name)"
+	$(PY) -c "from quiver.formats import batch_scan; lib = batch_scan.library(); print('batch scan built:', lib._name if lib else 'no (numpy fallback)')"
 
 test: ## run the whole test suite (real clang/libomp programs and MPI ranks)
 	$(VENV)/bin/pytest -q -p no:cacheprovider

@@ -79,14 +79,16 @@ def lost(meta: Mapping[bytes, bytes] | None) -> str:
 
 
 def verify(path: Path, batch: int, meta: Mapping[bytes, bytes] | None, columns: Mapping[str, np.ndarray],
-           names: list[str]) -> None:
+           names: list[str], digests: Mapping[str, str] | None = None) -> None:
     """Raise LogFormatError('damaged log (batch N)...') when a column's values do not match its digest.
-    ``names``: every column of the schema (the digests' order); ``columns`` may be any of them."""
+    ``names``: every column of the schema (the digests' order); ``columns`` may be any of them;
+    ``digests``: their digests when already computed (formats/batch_scan.py), by column name."""
     try:
         want = dict(zip(names, (meta or {})[META_CHECKSUMS].decode().split(","), strict=True))
     except (KeyError, UnicodeDecodeError, ValueError):
         raise LogFormatError(f"{path}: damaged log (batch {batch}): its checksums are missing or damaged{lost(meta)}") from None
     for name, values in columns.items():
-        if digest(values) != want.get(name):
+        got = digests[name] if digests is not None and name in digests else digest(values)
+        if got != want.get(name):
             raise LogFormatError(f"{path}: damaged log (batch {batch}): column '{name}' does not match its "
                                  f"checksum{lost(meta)}")

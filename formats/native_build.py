@@ -80,25 +80,55 @@ def _source_key(name: str, sources: list[Path], flags: list[str]) -> str:
     return f"lib{name}-{h.hexdigest()[:16]}"
 
 
-def library_path(key: str, cc: str) -> Path:
-    """Where the library of a source key built by compiler ``cc`` lives (built or not)."""
-    return cache_root() / f"{key}-{hashlib.sha256(compiler_id(cc).encode()).hexdigest()[:8]}.so"
+# What a library may be tuned for, least first: the flags each level adds. A library's file name
+# carries its level, so that a machine without a compiler can pick one its CPU runs (below).
+CPU_LEVELS = {"base": [], "avx2": ["-mavx2"], "avx512": ["-mavx2", "-mavx512f", "-mavx512vl", "-mavx512bw"]}
+_LEVEL_NEEDS = {"base": set(), "avx2": {"avx2"}, "avx512": {"avx2", "avx512f", "avx512vl", "avx512bw"}}
+
+
+@functools.cache
+def cpu_level() -> str:
+    """The best of CPU_LEVELS this CPU runs (x86-64; ``base`` elsewhere). Why: the byte loops of the VSM
+    kernel and the batch scan (XXH3 included) pick their vector code at compile time; SSE2 alone halves
+    their speed, and 64-bit min/max (the batch scan's ranges) are one instruction only in AVX-512."""
+    if os.uname().machine != "x86_64":
+        return "base"
+    try:
+        with open("/proc/cpuinfo") as f:
+            have = next((set(line.split()) for line in f if line.startswith("flags")), set())
+    except OSError:
+        have = set()
+    return [level for level, needs in _LEVEL_NEEDS.items() if needs <= have][-1]
+
+
+def _runnable(level: str) -> list[str]:
+    """The levels a library may have to run here, best first."""
+    levels = list(CPU_LEVELS)
+    return levels[: levels.index(level) + 1][::-1]
+
+
+def library_path(key: str, cc: str, level: str = "base") -> Path:
+    """Where the library of a source key, tuned for ``level``, built by compiler ``cc`` lives (built or not)."""
+    return cache_root() / f"{key}-{level}-{hashlib.sha256(compiler_id(cc).encode()).hexdigest()[:8]}.so"
 
 
 def build_library(name: str, sources: list[Path], flags: list[str], headers: list[Path] = ()) -> Path:
-    """The shared library of ``sources`` (``headers``: also part of its hash), compiled now if needed.
-    Without a compiler, a library of the same sources built earlier (by another compiler, e.g. on a
-    machine sharing the cache) is used."""
+    """The shared library of ``sources`` (``headers``: also part of its hash), compiled now if needed,
+    with ``flags`` and those of this CPU's level (cpu_level). Without a compiler, a library of the same
+    sources and flags built earlier (by another compiler, e.g. on a machine sharing the cache) for a
+    level this CPU runs is used, the best one."""
     key = _source_key(name, [*sources, *headers], flags)
+    level = cpu_level()
     cc = compiler()
     if cc is None:
-        built = sorted(cache_root().glob(f"{key}-*.so"))
-        if built:
-            return _used(built[-1])
+        for fit in _runnable(level):
+            built = sorted(cache_root().glob(f"{key}-{fit}-*.so"))
+            if built:
+                return _used(built[-1])
         wanted = os.environ.get("QUIVER_KERNEL_CC") or " or ".join(COMPILERS)
         raise BuildError(f"no C compiler ({wanted}) found to build lib{name}.so: install one "
                          "(e.g. apt-get install gcc) or set QUIVER_KERNEL_CC")
-    path = library_path(key, cc)
+    path = library_path(key, cc, level)
     if path.exists():
         return _used(path)
     try:
@@ -108,7 +138,7 @@ def build_library(name: str, sources: list[Path], flags: list[str], headers: lis
     except OSError as e:
         raise BuildError(f"cannot write lib{name}.so to {path.parent}: {e.strerror or e}; "
                          "set QUIVER_NATIVE_BUILD to a writable directory") from None
-    cmd = [cc, *flags, "-shared", "-fPIC", *map(str, sources), "-o", tmp]
+    cmd = [cc, *flags, *CPU_LEVELS[level], "-shared", "-fPIC", *map(str, sources), "-o", tmp]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 from pyarrow import ipc
 
-from . import addr_delta, integrity
+from . import batch_scan, integrity
 from .errors import LogFormatError
 from .schema import (
     COLUMN_NAMES,
@@ -31,7 +31,7 @@ from .schema import (
     arrow_fields,
 )
 from .sniff import ARROW_MAGIC
-from .validate import BatchRules
+from .validate import RANGE_COLUMNS, BatchRules
 
 CHECKSUM_VERSION = 3     # first format version whose batches carry checksums (formats/integrity.py)
 # zstd turns a constant column of a million rows into a few bytes: ~100 bytes of file for a million
@@ -103,6 +103,7 @@ class EventLog:
     _reader: ipc.RecordBatchFileReader = field(repr=False)
     _rules: BatchRules = field(repr=False)
     _checked: set = field(default_factory=set, repr=False, compare=False)   # (batch, column) verified
+    _scans: dict = field(default_factory=dict, repr=False, compare=False)   # (batch, column) -> its checked scan
     _projections: dict = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
@@ -145,6 +146,12 @@ class EventLog:
             names = [c for c in COLUMN_NAMES if c in columns]
         return self._decode(self._projection(tuple(names)), i, names)[1]
 
+    def kinds_in_batch(self, i: int) -> int | None:
+        """The event kinds below 128 that batch ``i`` holds (bit k: kind k), once its ``kind`` column has
+        been read and checked; None before (or without the C batch scan's answer)."""
+        scan = self._scans.get((i, "kind"))
+        return scan.kinds if scan is not None else None
+
     def _decode(self, reader: ipc.RecordBatchFileReader, i: int, names: list[str],
                 arrow: bool = False) -> tuple[pa.RecordBatch, dict[str, np.ndarray]]:
         """Batch ``i`` of ``reader`` (which reads ``names``) and its columns, checked: decodable, no nulls,
@@ -159,7 +166,9 @@ class EventLog:
                 batch, meta = reader.get_batch(i), None
             if batch.num_columns != len(names):
                 raise LogFormatError(f"{self.path}: damaged log (batch {i}): {batch.num_columns} columns")
-            cols = {}
+            # each column once per log (later passes re-read the same batches)
+            check = not self._checked.issuperset((i, name) for name in names)
+            cols, scans = {}, {}
             for j, name in enumerate(names):
                 column = batch.column(j)
                 if column.null_count:
@@ -167,16 +176,20 @@ class EventLog:
                                          f"{integrity.lost(meta)}")
                 cols[name] = column.to_numpy()
                 if name == "addr" and self.version >= DELTA_ADDR_VERSION:
-                    cols[name] = addr_delta.decode(cols[name])
+                    cols[name], scans[name] = batch_scan.decode_addr(cols[name])
                     if arrow:
                         batch = batch.set_column(j, batch.schema.field(j), pa.array(cols[name]))
+                elif check:   # a column scanned by an earlier read of this batch (e.g. `kind`) is not again
+                    scans[name] = self._scans.get((i, name)) or batch_scan.scan(name, cols[name],
+                                                                                 name in RANGE_COLUMNS)
         except (pa.ArrowException, OSError, MemoryError, ValueError, IndexError) as e:
             raise LogFormatError(f"{self.path}: damaged log (batch {i} of {self.num_batches}: {_short(e)})"
                                  f"{self._lost_around(i)}") from None
-        if not self._checked.issuperset((i, name) for name in names):  # each column once per log (later
-            if self.version >= CHECKSUM_VERSION:                       # passes re-read the same batches)
-                integrity.verify(self.path, i, meta, cols, COLUMN_NAMES)
-            self._rules.check(cols, i, lambda: self.batch(i, ["time_ns"])["time_ns"])
+        if check:
+            if self.version >= CHECKSUM_VERSION:
+                integrity.verify(self.path, i, meta, cols, COLUMN_NAMES, {n: s.digest for n, s in scans.items()})
+            self._rules.check(cols, i, lambda: self.batch(i, ["time_ns"])["time_ns"], scans)
+            self._scans.update(((i, name), scan) for name, scan in scans.items())
             if "kind" in names:   # without `kind`, the kind-dependent rules were not applied
                 self._checked.update((i, name) for name in names)
         return batch, cols

@@ -13,13 +13,14 @@ nanosecond). ``QUIVER_MAX_BLOCKS`` raises the fixed part.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .batch_scan import ColumnScan
 from .errors import LogFormatError
 from .schema import (
     ConstructKind,
@@ -69,6 +70,11 @@ for _kind, _codes in _OPS.items():
 PEER_KINDS = [int(EventKind.RMA), int(EventKind.MPI_MESSAGE)]
 NAME_NOT_STRING = int(EventKind.RMA)
 VALID_OP_FLAT = VALID_OP.ravel()
+# the same tables as bit sets of kinds (a batch scan's ``kinds``: formats/batch_scan.py)
+VALID_KIND_BITS = sum(1 << k for k in np.flatnonzero(VALID_KIND).tolist())
+CHECKS_OP_BITS = sum(1 << k for k in np.flatnonzero(CHECKS_OP).tolist())
+# the columns with a range rule below (the reader asks batch_scan for their min and max)
+RANGE_COLUMNS = frozenset({"rank", "thread", "loc", "device", "size", "kind", "name", "id2", "aux2"})
 
 
 def _within(values: np.ndarray, lo: int, hi: int) -> bool:
@@ -113,63 +119,85 @@ class BatchRules:
                    base // max(num_batches, 1))
 
     def check(self, cols: dict[str, np.ndarray], batch: int,
-              time_ns: Callable[[], np.ndarray] | None = None) -> None:
+              time_ns: Callable[[], np.ndarray] | None = None, scans: Mapping[str, ColumnScan] | None = None) -> None:
         """Raise LogFormatError naming the batch and the first rule a row breaks. ``time_ns`` reads the
         batch's times when ``cols`` lacks them (only a batch beyond its event budget needs them).
+        ``scans``: the columns' ranges and kind counts when already known (formats/batch_scan.py).
 
-        Fast path: min/max reductions per column (a few ms per million rows); the per-row masks are
-        built only for a column whose range is not plainly valid, to find the offending row."""
+        Fast path: each column's range (min/max), and which kinds occur; the per-row masks are built
+        only for a column whose range is not plainly valid, to find the offending row."""
         n = len(next(iter(cols.values()))) if cols else 0
         if n == 0:
             return
+        scans = scans or {}
+
+        def within(name: str, lo: int, hi: int) -> bool:
+            """Every value of column ``name`` in [lo, hi)."""
+            s = scans.get(name)
+            return bool(s.min >= lo and s.max < hi) if s is not None and s.min is not None \
+                else _within(cols[name], lo, hi)
+
         for name, lo, hi, what in (("rank", 0, self.ranks, "rank out of range"),
                                    ("thread", 0, MAX_RANKS, "thread out of range"),
                                    ("loc", -1, self.n_locations, "location id out of range")):
-            if name in cols and not _within(cols[name], lo, hi):
+            if name in cols and not within(name, lo, hi):
                 self._fail_if((cols[name] < lo) | (cols[name] >= hi), batch, what, cols[name])
-        if "device" in cols and not _within(cols["device"], -1, self.devices):
+        if "device" in cols and not within("device", -1, self.devices):
             # an OpenMP device number for OpenMP kinds; MPI kinds reuse the column (RMA: a datatype code, -2 for
             # the local-buffer row of a derived datatype, -3 for a block of a derived local buffer)
             device = cols["device"]
             openmp = cols["kind"] < int(EventKind.WIN_CREATE) if "kind" in cols else np.zeros(n, dtype=bool)
             low, high = np.where(openmp, -1, -3), np.where(openmp, self.devices, MAX_DEVICES)
             self._fail_if((device < low) | (device >= high), batch, "unknown device number", device)
-        if "size" in cols and int(cols["size"].max()) > ADDRESS_LIMIT:
+        if "size" in cols and not within("size", 0, ADDRESS_LIMIT + 1):
             self._fail_if(cols["size"] > ADDRESS_LIMIT, batch, "size beyond the 48-bit address space", cols["size"])
         kind = cols.get("kind")
         if kind is None:
             return
-        if not _within(kind, 0, _KIND_TABLE_SIZE):
+        if not within("kind", 0, _KIND_TABLE_SIZE):
             self._fail_if((kind < 0) | (kind >= _KIND_TABLE_SIZE), batch, "unknown event kind", kind)
-        k = kind.astype(np.intp)          # in [0, 128): table lookups with take (fancy indexing is slower)
-        if not VALID_KIND.take(k).all():
-            self._fail_if(~VALID_KIND.take(k), batch, "unknown event kind", kind)
-        if "op" in cols:
+        present = scans["kind"].kinds if "kind" in scans else None
+        # kinds are in [0, 128) now: table lookups with take (fancy indexing is slower); the kinds a
+        # scan found say without a lookup whether every kind is known and whether any row has an enum op
+        k = None if present is not None else kind.astype(np.intp)
+        if present is not None and present & ~VALID_KIND_BITS or \
+                k is not None and not VALID_KIND.take(k).all():
+            self._fail_if(~VALID_KIND.take(kind.astype(np.intp)), batch, "unknown event kind", kind)
+        if "op" in cols and (present is None or present & CHECKS_OP_BITS):
             op = cols["op"]
-            rows = np.flatnonzero(CHECKS_OP.take(k))    # kinds whose op is an enum (few rows: no ACCESS)
+            if present is None:
+                k = kind.astype(np.intp) if k is None else k
+                rows = np.flatnonzero(CHECKS_OP.take(k))    # kinds whose op is an enum (few rows: no ACCESS)
+            else:   # the few enum-op kinds the batch holds, compared in int16 (no intp copy of the column)
+                enum = np.zeros(n, dtype=bool)
+                for code in np.flatnonzero(CHECKS_OP).tolist():
+                    if present >> code & 1:
+                        enum |= kind == code
+                rows = np.flatnonzero(enum)
             if len(rows):
+                k_rows = kind[rows].astype(np.intp)
                 op_k = np.clip(op[rows], -1, MAX_OP)
                 bad_k = (op_k < 0) | (op_k >= MAX_OP)
-                bad_k |= ~VALID_OP_FLAT.take(k[rows] * MAX_OP + np.clip(op_k, 0, MAX_OP - 1))
+                bad_k |= ~VALID_OP_FLAT.take(k_rows * MAX_OP + np.clip(op_k, 0, MAX_OP - 1))
                 if bad_k.any():
                     bad = np.zeros(n, dtype=bool)
                     bad[rows[bad_k]] = True
                     self._fail_if(bad, batch, "unknown operation code for its event kind", op)
-        if "name" in cols and not _within(cols["name"], -1, self.n_strings):
+        if "name" in cols and not within("name", -1, self.n_strings):
             name = cols["name"]
             self._fail_if((kind != NAME_NOT_STRING) & ((name < -1) | (name >= self.n_strings)), batch,
                           "string id out of range", name)
-        if "id2" in cols and not _within(cols["id2"], -1, self.ranks):
+        if "id2" in cols and not within("id2", -1, self.ranks):
             peer = (kind == PEER_KINDS[0]) | (kind == PEER_KINDS[1])
             self._fail_if(peer & ((cols["id2"] < -1) | (cols["id2"] >= self.ranks)), batch,
                           "peer rank out of range", cols["id2"])
         if "aux2" in cols:
             aux2 = cols["aux2"]
-            if not _within(aux2, -1, max(self.n_strings, 2)):
+            if not within("aux2", -1, max(self.n_strings, 2)):
                 is_map = kind == int(EventKind.MAP_CLAUSE)
                 self._fail_if(is_map & ((aux2 < -1) | (aux2 >= self.n_strings)), batch,
                               "clause-text string id out of range", aux2)
-            if not _within(aux2, 0, 2):
+            if not within("aux2", 0, 2):
                 self._check_strided(cols, kind == int(EventKind.ACCESS), batch, time_ns)
 
     def _check_strided(self, cols: dict[str, np.ndarray], access: np.ndarray, batch: int,

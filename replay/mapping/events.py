@@ -18,6 +18,7 @@ from quiver.formats.sets import sorted_unique
 CONTROL_KINDS = np.array([int(k) for k in (
     EventKind.ALLOC, EventKind.FREE, EventKind.CONSTRUCT_BEGIN, EventKind.CONSTRUCT_END,
     EventKind.MAP_CLAUSE, EventKind.DATA_OP, EventKind.KERNEL)], dtype=np.int16)
+CONTROL_KIND_BITS = sum(1 << int(k) for k in CONTROL_KINDS)   # as in EventLog.kinds_in_batch (kinds < 128)
 
 # Detection kinds (engine output); mapping_diagnosis maps them to FindingKind.
 UUM, STALE, OVERFLOW, SECTION_OVERFLOW, UNMAPPED = "uum", "stale", "overflow", "section-overflow", "unmapped"
@@ -105,7 +106,8 @@ def read_control_events(log: EventLog) -> ControlEvents:
     events: list[np.ndarray] = []
     offset = 0
     for i, kinds in enumerate(log.batches(["kind"])):
-        rows = _control_rows(kinds)
+        present = log.kinds_in_batch(i)   # a batch of accesses only needs no per-row lookup
+        rows = _control_rows(kinds) if present is None or present & CONTROL_KIND_BITS else np.zeros(0, np.intp)
         if rows.size:
             parts.append((i, rows))
             events.append(rows.astype(np.int64) + offset)
