@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,6 +46,13 @@ def create_temp(target: str | os.PathLike, suffix: str = ".part") -> tuple[int, 
     parent = target.parent
     if not parent.is_dir():
         raise OutputError(f"{target}: directory {parent} does not exist")
+    try:
+        existing = os.stat(target).st_mode          # through a link: what writing there would reach
+    except OSError:
+        existing = None
+    if existing is not None and not stat.S_ISREG(existing):
+        # renaming over /dev/null or a FIFO would replace the device node itself (as root: for everyone)
+        raise OutputError(f"{target} is not a regular file; choose another output")
     for _ in range(100):
         tmp = parent / f"{target.name}.{secrets.token_hex(4)}{suffix}"
         try:

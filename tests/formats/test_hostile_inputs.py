@@ -194,6 +194,21 @@ def test_report_outputs_never_write_through_a_planted_link(tmp_path):
     assert (tmp_path / "report.txt").is_file() and not (tmp_path / "report.txt").is_symlink()
 
 
+def test_an_output_that_is_a_device_or_fifo_is_refused_and_left_as_it_is(tmp_path):
+    """Renaming a finished file over `-o /dev/null` replaced the device node itself (as root: for
+    every process on the machine). A FIFO stands in for the device here; a link to it as well."""
+    path = builder().write(tmp_path / "run.arrow")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "to-fifo").symlink_to(fifo)
+    for out in (fifo, tmp_path / "to-fifo"):
+        for command in (("export", "--to", "chrome"), ("analyze",), ("explain",)):
+            unusable(trace(command[0], str(path), *command[1:], "-o", str(out)),
+                     f"{out} is not a regular file; choose another output")
+    assert fifo.is_fifo() and (tmp_path / "to-fifo").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "run.arrow", "to-fifo"]   # no temporaries left
+
+
 def test_a_device_the_run_did_not_have_is_rejected_but_rma_datatype_sizes_are_not(tmp_path):
     from quiver.formats import RmaOp
 
