@@ -144,6 +144,10 @@ struct Access {
     unsigned Width; // the element bytes when a row is one access, else 0
   };
   std::map<unsigned, BoxLevel> Box;
+  // InRange[k]: values (i128, exact) that must lie in [lo, hi] for the byte ranges over Loops[0..k]
+  // to hold: a 32-bit index widened over the loops (ExtWiden) equals its sign/zero extension only
+  // where it does not wrap (checked at run time with the load/store checks; else per access)
+  SmallVector<SmallVector<std::array<const SCEV *, 3>, 4>, kMaxDepth> InRange;
 };
 
 int sizeIndex(const DataLayout &DL, Type *T) {
@@ -292,6 +296,41 @@ struct NestPoint : SCEVRewriteVisitor<NestPoint> {
     }
     return AR->evaluateAtIteration(SE.getTruncateOrZeroExtend(It, AR->getType()), SE);
   }
+};
+
+/// An address with its sign/zero extensions of affine recurrences over the loops Cover pushed
+/// inside ({a,+,b} extended: {ext a,+,ext b}), so that it is affine over them (a 32-bit `int` index
+/// `p[(y + dy) * w + x + dx]`). Exact where the narrow value does not wrap: Checks gets, per
+/// extension, the same value built in i128 (no wrap for any trip count) and its narrow type's bounds.
+struct ExtWiden : SCEVRewriteVisitor<ExtWiden> {
+  const SmallPtrSetImpl<const Loop *> &Cover;
+  SmallVectorImpl<std::array<const SCEV *, 3>> &Checks;
+  ExtWiden(ScalarEvolution &SE, const SmallPtrSetImpl<const Loop *> &Cover,
+           SmallVectorImpl<std::array<const SCEV *, 3>> &Checks)
+      : SCEVRewriteVisitor(SE), Cover(Cover), Checks(Checks) {}
+  /// X (narrow) extended to T with the recurrences of Cover widened one by one.
+  const SCEV *widen(const SCEV *X, Type *T, bool Signed) {
+    auto *AR = dyn_cast<SCEVAddRecExpr>(X);
+    if (!AR || !AR->isAffine() || !Cover.count(AR->getLoop()))
+      return Signed ? SE.getSignExtendExpr(X, T) : SE.getZeroExtendExpr(X, T);
+    const SCEV *St = AR->getStepRecurrence(SE);
+    return SE.getAddRecExpr(widen(AR->getStart(), T, Signed),
+                            Signed ? SE.getSignExtendExpr(St, T) : SE.getZeroExtendExpr(St, T), AR->getLoop(),
+                            SCEV::FlagAnyWrap);
+  }
+  const SCEV *ext(const SCEVIntegralCastExpr *E, bool Signed) {
+    auto *AR = dyn_cast<SCEVAddRecExpr>(E->getOperand());
+    if (!AR || !AR->isAffine() || !Cover.count(AR->getLoop())) return E;
+    unsigned N = AR->getType()->getIntegerBitWidth();
+    if (N >= 64) return E;
+    APInt Lo = Signed ? APInt::getSignedMinValue(N).sext(128) : APInt::getZero(128);
+    APInt Hi = Signed ? APInt::getSignedMaxValue(N).sext(128) : APInt::getMaxValue(N).zext(128);
+    Type *T128 = IntegerType::get(AR->getType()->getContext(), 128);
+    Checks.push_back({widen(AR, T128, Signed), SE.getConstant(Lo), SE.getConstant(Hi)});
+    return widen(AR, E->getType(), Signed);
+  }
+  const SCEV *visitSignExtendExpr(const SCEVSignExtendExpr *E) { return ext(E, true); }
+  const SCEV *visitZeroExtendExpr(const SCEVZeroExtendExpr *E) { return ext(E, false); }
 };
 
 class Instrumenter {
@@ -654,7 +693,8 @@ public:
   /// kMaxDepth levels, boxes (boxLevels).
   void levels(Access &A) {
     innerLevels(A);
-    if (A.Loops.size() == kMaxDepth && !A.Nest && !TopTested) boxLevels(A);
+    // (a box is not made of a widened index: its extensions are checked over Loops[0..] only)
+    if (A.Loops.size() == kMaxDepth && !A.Nest && !TopTested && A.InRange.back().empty()) boxLevels(A);
   }
 
   /// The levels of A past kMaxDepth (a 27-point box filter at -O1: the dx, dy, dz loops of 3 iterations
@@ -714,6 +754,7 @@ public:
       A.Lo.push_back(Lo);
       A.Hi.push_back(Hi);
       A.Conds.push_back(Conds);
+      A.InRange.emplace_back();
       A.Tile.push_back({nullptr, nullptr});
       A.Strided.push_back({nullptr, nullptr, nullptr});
     }
@@ -765,6 +806,13 @@ public:
     if (!S->getType()->isPointerTy()) return;
     S = SE.getPtrToIntExpr(S, IntPtr);
     if (isa<SCEVCouldNotCompute>(S)) return;
+    // 32-bit indices: affine over the loops below kMaxDepth where they do not wrap (-O0 aside)
+    SmallVector<std::array<const SCEV *, 3>, 4> CK; // (value, lo, hi): the checks' corners so far
+    if (!TopTested) {
+      SmallPtrSet<const Loop *, kMaxDepth> Cover;
+      for (Loop *X = L; X && Cover.size() < kMaxDepth; X = X->getParentLoop()) Cover.insert(X);
+      S = ExtWiden(SE, Cover, CK).visit(S);
+    }
     SmallVector<const SCEV *, kMaxCorners> C{S};
     BasicBlock *Need = A.I->getParent(); // must run on every iteration of L
     SmallVector<std::pair<Value *, bool>, 2> Conds;
@@ -786,6 +834,7 @@ public:
           })) {
         // not affine in L: maybe a collapsed loop, whose rows (one access, or the interval over the
         // loop below) are planes of `iv / m` (nestLevel)
+        if (!CK.empty()) return; // (a widened index: its checks are not made over planes)
         const SCEV *RowLo = K == 0 ? C[0] : A.Strided[0][0] ? nullptr : A.Lo[0];
         const SCEV *RowBytes = K == 0 ? SE.getConstant(IntPtr, A.Bytes) : Len;
         if (!RowLo || !RowBytes || (K == 0 && C.size() != 1)) return;
@@ -810,6 +859,7 @@ public:
         A.Lo.push_back(Lo);
         A.Hi.push_back(Hi);
         A.Conds.push_back(Conds);
+        A.InRange.emplace_back();
         Tile.push_back({nullptr, nullptr});
         A.Tile = Tile;
         A.Strided.push_back({nullptr, nullptr, nullptr});
@@ -830,6 +880,25 @@ public:
       std::sort(N.begin(), N.end());
       N.erase(std::unique(N.begin(), N.end()), N.end());
       if (N.size() > kMaxCorners) return;
+      // the widened indices at the corners of the loops so far (affine: in range there, in range
+      // everywhere in between)
+      SmallVector<std::array<const SCEV *, 3>, 4> NK;
+      for (auto &[W, WLo, WHi] : CK) {
+        auto *AR = dyn_cast<SCEVAddRecExpr>(W);
+        if (SE.isLoopInvariant(W, L)) {
+          NK.push_back({W, WLo, WHi});
+        } else if (AR && AR->getLoop() == L && AR->isAffine()) {
+          NK.push_back({AR->getStart(), WLo, WHi});
+          NK.push_back({AR->evaluateAtIteration(SE.getTruncateOrZeroExtend(BTC, W->getType()), SE), WLo, WHi});
+        } else {
+          return;
+        }
+      }
+      std::sort(NK.begin(), NK.end());
+      NK.erase(std::unique(NK.begin(), NK.end()), NK.end());
+      if (NK.size() > 2 * kMaxCorners) return;
+      for (auto &Ck : NK)
+        if (isa<SCEVCouldNotCompute>(Ck[0]) || !SE.isLoopInvariant(Ck[0], L) || !isSafeHere(Ck[0], PH)) return;
       for (const SCEV *E : N)
         if (isa<SCEVCouldNotCompute>(E) || E->getType() != IntPtr || !SE.isLoopInvariant(E, L) ||
             !Exp.isSafeToExpandAt(E, PH->getTerminator()))
@@ -877,6 +946,8 @@ public:
       A.Lo.push_back(Lo);
       A.Hi.push_back(Hi);
       A.Conds.push_back(Conds);
+      A.InRange.push_back(NK);
+      CK = NK;
       A.Tile = Tile;
       A.Strided.push_back(Rows);
       if (Last) return;
@@ -1104,6 +1175,16 @@ public:
       }
       for (auto &[X, Y] : AN->Nest->SGe) {
         Value *C = B.CreateICmpSGE(expand(X), expand(Y));
+        Ok = Ok ? B.CreateAnd(Ok, C) : C;
+      }
+    }
+    // widened 32-bit indices (ExtWiden): exact only where they do not wrap over the hoisted loops
+    for (auto &[LoW, HiW, AW] : R) {
+      if (AW->Level >= (int)AW->InRange.size()) continue;
+      for (auto &[W, WLo, WHi] : AW->InRange[AW->Level]) {
+        Value *X = Exp.expandCodeFor(W, W->getType(), At);
+        Value *C = B.CreateAnd(B.CreateICmpSGE(X, Exp.expandCodeFor(WLo, W->getType(), At)),
+                               B.CreateICmpSLE(X, Exp.expandCodeFor(WHi, W->getType(), At)));
         Ok = Ok ? B.CreateAnd(Ok, C) : C;
       }
     }
