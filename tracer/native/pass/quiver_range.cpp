@@ -692,7 +692,14 @@ public:
   /// Byte ranges of A over its innermost loop and the enclosing ones, while they are exact; past
   /// kMaxDepth levels, boxes (boxLevels).
   void levels(Access &A) {
-    innerLevels(A);
+    Access Fresh = A;
+    innerLevels(A, false);
+    // again with 32-bit indices widened (ExtWiden) where that reaches further out (else a collapsed
+    // loop's own extension checks, nestLevel, stay as they were)
+    if (!TopTested) {
+      Access W = Fresh;
+      if (innerLevels(W, true) && W.Loops.size() > A.Loops.size()) A = W;
+    }
     // (a box is not made of a widened index: its extensions are checked over Loops[0..] only)
     if (A.Loops.size() == kMaxDepth && !A.Nest && !TopTested && A.InRange.back().empty()) boxLevels(A);
   }
@@ -799,19 +806,21 @@ public:
     return B;
   }
 
-  void innerLevels(Access &A) {
+  /// Widen: only with 32-bit indices widened (ExtWiden); false when there are none.
+  bool innerLevels(Access &A, bool Widen) {
     Loop *L = LI.getLoopFor(A.I->getParent());
-    if (!L) return;
+    if (!L) return false;
     const SCEV *S = SE.getSCEV(A.Ptr);
-    if (!S->getType()->isPointerTy()) return;
+    if (!S->getType()->isPointerTy()) return true;
     S = SE.getPtrToIntExpr(S, IntPtr);
-    if (isa<SCEVCouldNotCompute>(S)) return;
-    // 32-bit indices: affine over the loops below kMaxDepth where they do not wrap (-O0 aside)
+    if (isa<SCEVCouldNotCompute>(S)) return true;
+    // 32-bit indices: affine over the loops below kMaxDepth where they do not wrap
     SmallVector<std::array<const SCEV *, 3>, 4> CK; // (value, lo, hi): the checks' corners so far
-    if (!TopTested) {
+    if (Widen) {
       SmallPtrSet<const Loop *, kMaxDepth> Cover;
       for (Loop *X = L; X && Cover.size() < kMaxDepth; X = X->getParentLoop()) Cover.insert(X);
       S = ExtWiden(SE, Cover, CK).visit(S);
+      if (CK.empty()) return false;
     }
     SmallVector<const SCEV *, kMaxCorners> C{S};
     BasicBlock *Need = A.I->getParent(); // must run on every iteration of L
@@ -822,11 +831,11 @@ public:
     for (unsigned K = 0; L && K < kMaxDepth; ++K, L = L->getParentLoop()) {
       BasicBlock *PH = L->getLoopPreheader(), *Latch = L->getLoopLatch();
       bool Top = topTested(L);
-      if (!PH || !Latch || (L->getExitingBlock() != Latch && !Top) || !plain(L)) return;
-      if (Top && Need == L->getHeader()) return; // the test's block runs once more than the body
-      if (!everyIteration(L, Need, K, Conds)) return;
+      if (!PH || !Latch || (L->getExitingBlock() != Latch && !Top) || !plain(L)) return true;
+      if (Top && Need == L->getHeader()) return true; // the test's block runs once more than the body
+      if (!everyIteration(L, Need, K, Conds)) return true;
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
-      if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return;
+      if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return true;
       if (Top) BTC = lastBodyIteration(BTC, Ran);
       if (!Top && K <= 1 && llvm::any_of(C, [&](const SCEV *E) {
             auto *AR = dyn_cast<SCEVAddRecExpr>(E);
@@ -834,12 +843,12 @@ public:
           })) {
         // not affine in L: maybe a collapsed loop, whose rows (one access, or the interval over the
         // loop below) are planes of `iv / m` (nestLevel)
-        if (!CK.empty()) return; // (a widened index: its checks are not made over planes)
+        if (!CK.empty()) return true; // (a widened index: its checks are not made over planes)
         const SCEV *RowLo = K == 0 ? C[0] : A.Strided[0][0] ? nullptr : A.Lo[0];
         const SCEV *RowBytes = K == 0 ? SE.getConstant(IntPtr, A.Bytes) : Len;
-        if (!RowLo || !RowBytes || (K == 0 && C.size() != 1)) return;
+        if (!RowLo || !RowBytes || (K == 0 && C.size() != 1)) return true;
         std::optional<Access::NestLevel> NL = nestLevel(L, RowLo, RowBytes, BTC, PH);
-        if (!NL) return;
+        if (!NL) return true;
         SmallVector<const SCEV *, 8> Cs{NL->P00}; // the hull of the planes' box (the check of loads against stores)
         const SCEV *One = SE.getOne(IntPtr);
         const SCEV *DQ = SE.getUDivExpr(SE.getAddExpr(NL->RLo, SE.getMinusSCEV(NL->Count, One)), NL->M);
@@ -853,7 +862,7 @@ public:
         SmallVector<const SCEV *, 4> MinOps(Cs.begin(), Cs.end()), MaxOps(Cs.begin(), Cs.end());
         const SCEV *Lo = SE.getUMinExpr(MinOps);
         const SCEV *Hi = SE.getAddExpr(SE.getUMaxExpr(MaxOps), NL->RowBytes);
-        if (!isSafeHere(Lo, PH) || !isSafeHere(Hi, PH)) return;
+        if (!isSafeHere(Lo, PH) || !isSafeHere(Hi, PH)) return true;
         if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: " << *A.I << " collapsed level " << K << "\n";
         A.Loops.push_back(L);
         A.Lo.push_back(Lo);
@@ -864,7 +873,7 @@ public:
         A.Tile = Tile;
         A.Strided.push_back({nullptr, nullptr, nullptr});
         A.Nest = NL;
-        return;
+        return true;
       }
       SmallVector<const SCEV *, kMaxCorners> N;
       for (const SCEV *E : C) {
@@ -873,13 +882,13 @@ public:
           continue;
         }
         auto *AR = dyn_cast<SCEVAddRecExpr>(E);
-        if (!AR || AR->getLoop() != L || !AR->isAffine()) return;
+        if (!AR || AR->getLoop() != L || !AR->isAffine()) return true;
         N.push_back(AR->getStart());
         N.push_back(AR->evaluateAtIteration(BTC, SE));
       }
       std::sort(N.begin(), N.end());
       N.erase(std::unique(N.begin(), N.end()), N.end());
-      if (N.size() > kMaxCorners) return;
+      if (N.size() > kMaxCorners) return true;
       // the widened indices at the corners of the loops so far (affine: in range there, in range
       // everywhere in between)
       SmallVector<std::array<const SCEV *, 3>, 4> NK;
@@ -891,18 +900,18 @@ public:
           NK.push_back({AR->getStart(), WLo, WHi});
           NK.push_back({AR->evaluateAtIteration(SE.getTruncateOrZeroExtend(BTC, W->getType()), SE), WLo, WHi});
         } else {
-          return;
+          return true;
         }
       }
       std::sort(NK.begin(), NK.end());
       NK.erase(std::unique(NK.begin(), NK.end()), NK.end());
-      if (NK.size() > 2 * kMaxCorners) return;
+      if (NK.size() > 2 * kMaxCorners) return true;
       for (auto &Ck : NK)
-        if (isa<SCEVCouldNotCompute>(Ck[0]) || !SE.isLoopInvariant(Ck[0], L) || !isSafeHere(Ck[0], PH)) return;
+        if (isa<SCEVCouldNotCompute>(Ck[0]) || !SE.isLoopInvariant(Ck[0], L) || !isSafeHere(Ck[0], PH)) return true;
       for (const SCEV *E : N)
         if (isa<SCEVCouldNotCompute>(E) || E->getType() != IntPtr || !SE.isLoopInvariant(E, L) ||
             !Exp.isSafeToExpandAt(E, PH->getTerminator()))
-          return;
+          return true;
       // the accessed bytes over L are one interval: no gap between iterations
       const SCEV *Step = SE.getZero(IntPtr);
       for (const SCEV *E : C)
@@ -910,7 +919,7 @@ public:
           Step = AR->getStepRecurrence(SE);
           break;
         }
-      if (Step->getType() != IntPtr) return;
+      if (Step->getType() != IntPtr) return true;
       const SCEV *Abs = SE.getAbsExpr(Step, /*IsNSW=*/false);
       const SCEV *Span = SE.getMulExpr(Abs, SE.getTruncateOrZeroExtend(BTC, IntPtr));
       std::array<const SCEV *, 3> Rows{nullptr, nullptr, nullptr};
@@ -919,7 +928,7 @@ public:
         auto *SC = dyn_cast<SCEVConstant>(Abs);
         if (!SC || SC->getAPInt().ugt(A.Bytes)) { // strided (a[2*i], a[i*n + j] over i): one record
           Rows = stridedLevel(L, C, Step, SE.getConstant(IntPtr, A.Bytes), Abs, BTC, PH);
-          if (!Rows[0]) return;
+          if (!Rows[0]) return true;
           Last = true;
         }
         Tile.push_back({nullptr, nullptr});
@@ -933,12 +942,12 @@ public:
       for (auto &[S1, S2] : Tile)
         if (S1 && (!SE.isLoopInvariant(S1, L) || !SE.isLoopInvariant(S2, L) ||
                    !Exp.isSafeToExpandAt(S1, PH->getTerminator()) || !Exp.isSafeToExpandAt(S2, PH->getTerminator())))
-          return;
+          return true;
       C = N;
       SmallVector<const SCEV *, kMaxCorners> MinOps(C.begin(), C.end()), MaxOps(C.begin(), C.end());
       const SCEV *Lo = SE.getUMinExpr(MinOps); // (both fold their operand list in place)
       const SCEV *Hi = SE.getAddExpr(SE.getUMaxExpr(MaxOps), SE.getConstant(IntPtr, A.Bytes));
-      if (Ran && !SE.isLoopInvariant(Ran, L)) return;
+      if (Ran && !SE.isLoopInvariant(Ran, L)) return true;
       if (Ran) Hi = SE.getAddExpr(Lo, SE.getMulExpr(SE.getMinusSCEV(Hi, Lo), Ran)); // no bytes when a body never ran
       if (std::getenv("QUIVER_RANGE_DEBUG"))
         errs() << "quiver-range: " << *A.I << " level " << K << " btc " << *BTC << " lo " << *Lo << " hi " << *Hi << "\n";
@@ -950,9 +959,10 @@ public:
       CK = NK;
       A.Tile = Tile;
       A.Strided.push_back(Rows);
-      if (Last) return;
+      if (Last) return true;
       Need = PH;
     }
+    return true;
   }
 
   static MemoryLocation loc(const Access &A) { return MemoryLocation::getBeforeOrAfter(A.Ptr); }
