@@ -214,7 +214,7 @@ def same_bytes_as_per_access(record_c, src: Path, opt: str) -> dict:
 
 NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
 NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
-               "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27"]
+               "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -226,6 +226,17 @@ def strided_calls(ir: str) -> list[str]:
     """The strided record calls of a device module: (kind, row bytes, stride, rows, width) as text."""
     return re.findall(r"call void @__quiver_range_(load|store)_strided\(ptr %\w+, (i64 \S+), (i64 \S+), (i64 \S+), "
                       r"i64 (\d+)\)", ir)
+
+
+def test_a_32_bit_index_over_small_loops_is_one_strided_record_per_point():
+    """`p[(y + dy) * w + x + dx]` with `int` operands is one 32-bit recurrence over dy and dx
+    sign-extended once: widened under a run-time no-wrap check, the 3x3 window of each pixel is
+    one strided record (3 rows of 12 bytes, a row apart) at -O1, as with 64-bit indices, instead
+    of one call per read."""
+    ir = device_ir(NESTS / "blur_int.c", "-O1")
+    # 3 rows, or none when the check fails (the loop's per-access copy, its one per-read call, runs)
+    assert [(k, b, r.startswith("i64 %"), w) for k, b, _, r, w in strided_calls(ir)] == [("load", "i64 12", True, "0")]
+    assert ir.count("call void @__quiver_range_load_c(") == 1
 
 
 def test_nests_whose_rows_do_not_touch_are_strided_records():
@@ -302,7 +313,7 @@ def test_nest_shapes_record_the_same_bytes_as_per_access(record_c, name, opt):
     assert findings(runs["range"].log, src) == expected(src)
 
 
-OVERLAPPING_READS = {"box27"}  # per access, a byte read by several points' neighbourhoods counts once per read
+OVERLAPPING_READS = {"box27", "blur_int"}  # per access, a byte read by several points' neighbourhoods counts once per read
 
 
 def test_race_on_a_collapse3_nest_record_is_the_per_access_race(record_c):

@@ -144,6 +144,10 @@ struct Access {
     unsigned Width; // the element bytes when a row is one access, else 0
   };
   std::map<unsigned, BoxLevel> Box;
+  // InRange[k]: values (i128, exact) that must lie in [lo, hi] for the byte ranges over Loops[0..k]
+  // to hold: a 32-bit index widened over the loops (ExtWiden) equals its sign/zero extension only
+  // where it does not wrap (checked at run time with the load/store checks; else per access)
+  SmallVector<SmallVector<std::array<const SCEV *, 3>, 4>, kMaxDepth> InRange;
 };
 
 int sizeIndex(const DataLayout &DL, Type *T) {
@@ -292,6 +296,41 @@ struct NestPoint : SCEVRewriteVisitor<NestPoint> {
     }
     return AR->evaluateAtIteration(SE.getTruncateOrZeroExtend(It, AR->getType()), SE);
   }
+};
+
+/// An address with its sign/zero extensions of affine recurrences over the loops Cover pushed
+/// inside ({a,+,b} extended: {ext a,+,ext b}), so that it is affine over them (a 32-bit `int` index
+/// `p[(y + dy) * w + x + dx]`). Exact where the narrow value does not wrap: Checks gets, per
+/// extension, the same value built in i128 (no wrap for any trip count) and its narrow type's bounds.
+struct ExtWiden : SCEVRewriteVisitor<ExtWiden> {
+  const SmallPtrSetImpl<const Loop *> &Cover;
+  SmallVectorImpl<std::array<const SCEV *, 3>> &Checks;
+  ExtWiden(ScalarEvolution &SE, const SmallPtrSetImpl<const Loop *> &Cover,
+           SmallVectorImpl<std::array<const SCEV *, 3>> &Checks)
+      : SCEVRewriteVisitor(SE), Cover(Cover), Checks(Checks) {}
+  /// X (narrow) extended to T with the recurrences of Cover widened one by one.
+  const SCEV *widen(const SCEV *X, Type *T, bool Signed) {
+    auto *AR = dyn_cast<SCEVAddRecExpr>(X);
+    if (!AR || !AR->isAffine() || !Cover.count(AR->getLoop()))
+      return Signed ? SE.getSignExtendExpr(X, T) : SE.getZeroExtendExpr(X, T);
+    const SCEV *St = AR->getStepRecurrence(SE);
+    return SE.getAddRecExpr(widen(AR->getStart(), T, Signed),
+                            Signed ? SE.getSignExtendExpr(St, T) : SE.getZeroExtendExpr(St, T), AR->getLoop(),
+                            SCEV::FlagAnyWrap);
+  }
+  const SCEV *ext(const SCEVIntegralCastExpr *E, bool Signed) {
+    auto *AR = dyn_cast<SCEVAddRecExpr>(E->getOperand());
+    if (!AR || !AR->isAffine() || !Cover.count(AR->getLoop())) return E;
+    unsigned N = AR->getType()->getIntegerBitWidth();
+    if (N >= 64) return E;
+    APInt Lo = Signed ? APInt::getSignedMinValue(N).sext(128) : APInt::getZero(128);
+    APInt Hi = Signed ? APInt::getSignedMaxValue(N).sext(128) : APInt::getMaxValue(N).zext(128);
+    Type *T128 = IntegerType::get(AR->getType()->getContext(), 128);
+    Checks.push_back({widen(AR, T128, Signed), SE.getConstant(Lo), SE.getConstant(Hi)});
+    return widen(AR, E->getType(), Signed);
+  }
+  const SCEV *visitSignExtendExpr(const SCEVSignExtendExpr *E) { return ext(E, true); }
+  const SCEV *visitZeroExtendExpr(const SCEVZeroExtendExpr *E) { return ext(E, false); }
 };
 
 class Instrumenter {
@@ -653,8 +692,16 @@ public:
   /// Byte ranges of A over its innermost loop and the enclosing ones, while they are exact; past
   /// kMaxDepth levels, boxes (boxLevels).
   void levels(Access &A) {
-    innerLevels(A);
-    if (A.Loops.size() == kMaxDepth && !A.Nest && !TopTested) boxLevels(A);
+    Access Fresh = A;
+    innerLevels(A, false);
+    // again with 32-bit indices widened (ExtWiden) where that reaches further out (else a collapsed
+    // loop's own extension checks, nestLevel, stay as they were)
+    if (!TopTested) {
+      Access W = Fresh;
+      if (innerLevels(W, true) && W.Loops.size() > A.Loops.size()) A = W;
+    }
+    // (a box is not made of a widened index: its extensions are checked over Loops[0..] only)
+    if (A.Loops.size() == kMaxDepth && !A.Nest && !TopTested && A.InRange.back().empty()) boxLevels(A);
   }
 
   /// The levels of A past kMaxDepth (a 27-point box filter at -O1: the dx, dy, dz loops of 3 iterations
@@ -714,6 +761,7 @@ public:
       A.Lo.push_back(Lo);
       A.Hi.push_back(Hi);
       A.Conds.push_back(Conds);
+      A.InRange.emplace_back();
       A.Tile.push_back({nullptr, nullptr});
       A.Strided.push_back({nullptr, nullptr, nullptr});
     }
@@ -758,13 +806,22 @@ public:
     return B;
   }
 
-  void innerLevels(Access &A) {
+  /// Widen: only with 32-bit indices widened (ExtWiden); false when there are none.
+  bool innerLevels(Access &A, bool Widen) {
     Loop *L = LI.getLoopFor(A.I->getParent());
-    if (!L) return;
+    if (!L) return false;
     const SCEV *S = SE.getSCEV(A.Ptr);
-    if (!S->getType()->isPointerTy()) return;
+    if (!S->getType()->isPointerTy()) return true;
     S = SE.getPtrToIntExpr(S, IntPtr);
-    if (isa<SCEVCouldNotCompute>(S)) return;
+    if (isa<SCEVCouldNotCompute>(S)) return true;
+    // 32-bit indices: affine over the loops below kMaxDepth where they do not wrap
+    SmallVector<std::array<const SCEV *, 3>, 4> CK; // (value, lo, hi): the checks' corners so far
+    if (Widen) {
+      SmallPtrSet<const Loop *, kMaxDepth> Cover;
+      for (Loop *X = L; X && Cover.size() < kMaxDepth; X = X->getParentLoop()) Cover.insert(X);
+      S = ExtWiden(SE, Cover, CK).visit(S);
+      if (CK.empty()) return false;
+    }
     SmallVector<const SCEV *, kMaxCorners> C{S};
     BasicBlock *Need = A.I->getParent(); // must run on every iteration of L
     SmallVector<std::pair<Value *, bool>, 2> Conds;
@@ -774,11 +831,11 @@ public:
     for (unsigned K = 0; L && K < kMaxDepth; ++K, L = L->getParentLoop()) {
       BasicBlock *PH = L->getLoopPreheader(), *Latch = L->getLoopLatch();
       bool Top = topTested(L);
-      if (!PH || !Latch || (L->getExitingBlock() != Latch && !Top) || !plain(L)) return;
-      if (Top && Need == L->getHeader()) return; // the test's block runs once more than the body
-      if (!everyIteration(L, Need, K, Conds)) return;
+      if (!PH || !Latch || (L->getExitingBlock() != Latch && !Top) || !plain(L)) return true;
+      if (Top && Need == L->getHeader()) return true; // the test's block runs once more than the body
+      if (!everyIteration(L, Need, K, Conds)) return true;
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
-      if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return;
+      if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return true;
       if (Top) BTC = lastBodyIteration(BTC, Ran);
       if (!Top && K <= 1 && llvm::any_of(C, [&](const SCEV *E) {
             auto *AR = dyn_cast<SCEVAddRecExpr>(E);
@@ -786,11 +843,12 @@ public:
           })) {
         // not affine in L: maybe a collapsed loop, whose rows (one access, or the interval over the
         // loop below) are planes of `iv / m` (nestLevel)
+        if (!CK.empty()) return true; // (a widened index: its checks are not made over planes)
         const SCEV *RowLo = K == 0 ? C[0] : A.Strided[0][0] ? nullptr : A.Lo[0];
         const SCEV *RowBytes = K == 0 ? SE.getConstant(IntPtr, A.Bytes) : Len;
-        if (!RowLo || !RowBytes || (K == 0 && C.size() != 1)) return;
+        if (!RowLo || !RowBytes || (K == 0 && C.size() != 1)) return true;
         std::optional<Access::NestLevel> NL = nestLevel(L, RowLo, RowBytes, BTC, PH);
-        if (!NL) return;
+        if (!NL) return true;
         SmallVector<const SCEV *, 8> Cs{NL->P00}; // the hull of the planes' box (the check of loads against stores)
         const SCEV *One = SE.getOne(IntPtr);
         const SCEV *DQ = SE.getUDivExpr(SE.getAddExpr(NL->RLo, SE.getMinusSCEV(NL->Count, One)), NL->M);
@@ -804,17 +862,18 @@ public:
         SmallVector<const SCEV *, 4> MinOps(Cs.begin(), Cs.end()), MaxOps(Cs.begin(), Cs.end());
         const SCEV *Lo = SE.getUMinExpr(MinOps);
         const SCEV *Hi = SE.getAddExpr(SE.getUMaxExpr(MaxOps), NL->RowBytes);
-        if (!isSafeHere(Lo, PH) || !isSafeHere(Hi, PH)) return;
+        if (!isSafeHere(Lo, PH) || !isSafeHere(Hi, PH)) return true;
         if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: " << *A.I << " collapsed level " << K << "\n";
         A.Loops.push_back(L);
         A.Lo.push_back(Lo);
         A.Hi.push_back(Hi);
         A.Conds.push_back(Conds);
+        A.InRange.emplace_back();
         Tile.push_back({nullptr, nullptr});
         A.Tile = Tile;
         A.Strided.push_back({nullptr, nullptr, nullptr});
         A.Nest = NL;
-        return;
+        return true;
       }
       SmallVector<const SCEV *, kMaxCorners> N;
       for (const SCEV *E : C) {
@@ -823,17 +882,36 @@ public:
           continue;
         }
         auto *AR = dyn_cast<SCEVAddRecExpr>(E);
-        if (!AR || AR->getLoop() != L || !AR->isAffine()) return;
+        if (!AR || AR->getLoop() != L || !AR->isAffine()) return true;
         N.push_back(AR->getStart());
         N.push_back(AR->evaluateAtIteration(BTC, SE));
       }
       std::sort(N.begin(), N.end());
       N.erase(std::unique(N.begin(), N.end()), N.end());
-      if (N.size() > kMaxCorners) return;
+      if (N.size() > kMaxCorners) return true;
+      // the widened indices at the corners of the loops so far (affine: in range there, in range
+      // everywhere in between)
+      SmallVector<std::array<const SCEV *, 3>, 4> NK;
+      for (auto &[W, WLo, WHi] : CK) {
+        auto *AR = dyn_cast<SCEVAddRecExpr>(W);
+        if (SE.isLoopInvariant(W, L)) {
+          NK.push_back({W, WLo, WHi});
+        } else if (AR && AR->getLoop() == L && AR->isAffine()) {
+          NK.push_back({AR->getStart(), WLo, WHi});
+          NK.push_back({AR->evaluateAtIteration(SE.getTruncateOrZeroExtend(BTC, W->getType()), SE), WLo, WHi});
+        } else {
+          return true;
+        }
+      }
+      std::sort(NK.begin(), NK.end());
+      NK.erase(std::unique(NK.begin(), NK.end()), NK.end());
+      if (NK.size() > 2 * kMaxCorners) return true;
+      for (auto &Ck : NK)
+        if (isa<SCEVCouldNotCompute>(Ck[0]) || !SE.isLoopInvariant(Ck[0], L) || !isSafeHere(Ck[0], PH)) return true;
       for (const SCEV *E : N)
         if (isa<SCEVCouldNotCompute>(E) || E->getType() != IntPtr || !SE.isLoopInvariant(E, L) ||
             !Exp.isSafeToExpandAt(E, PH->getTerminator()))
-          return;
+          return true;
       // the accessed bytes over L are one interval: no gap between iterations
       const SCEV *Step = SE.getZero(IntPtr);
       for (const SCEV *E : C)
@@ -841,7 +919,7 @@ public:
           Step = AR->getStepRecurrence(SE);
           break;
         }
-      if (Step->getType() != IntPtr) return;
+      if (Step->getType() != IntPtr) return true;
       const SCEV *Abs = SE.getAbsExpr(Step, /*IsNSW=*/false);
       const SCEV *Span = SE.getMulExpr(Abs, SE.getTruncateOrZeroExtend(BTC, IntPtr));
       std::array<const SCEV *, 3> Rows{nullptr, nullptr, nullptr};
@@ -850,7 +928,7 @@ public:
         auto *SC = dyn_cast<SCEVConstant>(Abs);
         if (!SC || SC->getAPInt().ugt(A.Bytes)) { // strided (a[2*i], a[i*n + j] over i): one record
           Rows = stridedLevel(L, C, Step, SE.getConstant(IntPtr, A.Bytes), Abs, BTC, PH);
-          if (!Rows[0]) return;
+          if (!Rows[0]) return true;
           Last = true;
         }
         Tile.push_back({nullptr, nullptr});
@@ -864,12 +942,12 @@ public:
       for (auto &[S1, S2] : Tile)
         if (S1 && (!SE.isLoopInvariant(S1, L) || !SE.isLoopInvariant(S2, L) ||
                    !Exp.isSafeToExpandAt(S1, PH->getTerminator()) || !Exp.isSafeToExpandAt(S2, PH->getTerminator())))
-          return;
+          return true;
       C = N;
       SmallVector<const SCEV *, kMaxCorners> MinOps(C.begin(), C.end()), MaxOps(C.begin(), C.end());
       const SCEV *Lo = SE.getUMinExpr(MinOps); // (both fold their operand list in place)
       const SCEV *Hi = SE.getAddExpr(SE.getUMaxExpr(MaxOps), SE.getConstant(IntPtr, A.Bytes));
-      if (Ran && !SE.isLoopInvariant(Ran, L)) return;
+      if (Ran && !SE.isLoopInvariant(Ran, L)) return true;
       if (Ran) Hi = SE.getAddExpr(Lo, SE.getMulExpr(SE.getMinusSCEV(Hi, Lo), Ran)); // no bytes when a body never ran
       if (std::getenv("QUIVER_RANGE_DEBUG"))
         errs() << "quiver-range: " << *A.I << " level " << K << " btc " << *BTC << " lo " << *Lo << " hi " << *Hi << "\n";
@@ -877,11 +955,14 @@ public:
       A.Lo.push_back(Lo);
       A.Hi.push_back(Hi);
       A.Conds.push_back(Conds);
+      A.InRange.push_back(NK);
+      CK = NK;
       A.Tile = Tile;
       A.Strided.push_back(Rows);
-      if (Last) return;
+      if (Last) return true;
       Need = PH;
     }
+    return true;
   }
 
   static MemoryLocation loc(const Access &A) { return MemoryLocation::getBeforeOrAfter(A.Ptr); }
@@ -1104,6 +1185,16 @@ public:
       }
       for (auto &[X, Y] : AN->Nest->SGe) {
         Value *C = B.CreateICmpSGE(expand(X), expand(Y));
+        Ok = Ok ? B.CreateAnd(Ok, C) : C;
+      }
+    }
+    // widened 32-bit indices (ExtWiden): exact only where they do not wrap over the hoisted loops
+    for (auto &[LoW, HiW, AW] : R) {
+      if (AW->Level >= (int)AW->InRange.size()) continue;
+      for (auto &[W, WLo, WHi] : AW->InRange[AW->Level]) {
+        Value *X = Exp.expandCodeFor(W, W->getType(), At);
+        Value *C = B.CreateAnd(B.CreateICmpSGE(X, Exp.expandCodeFor(WLo, W->getType(), At)),
+                               B.CreateICmpSLE(X, Exp.expandCodeFor(WHi, W->getType(), At)));
         Ok = Ok ? B.CreateAnd(Ok, C) : C;
       }
     }
