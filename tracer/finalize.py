@@ -328,7 +328,10 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     globals_by_clauses = [next(found_by_clauses) if exe is not None else [] for _, exe, _ in clauses]
     objects = _object_rows(clauses, globals_by_clauses, stacks, strings, max((sc.top_alloc for sc in scans), default=-1))
     locs = _locations(uniq_src, uniq_pc, pc_locs, strings)
-    task_locs = _task_locations(_control_rows(space, scans, locs))
+    # only TASK_CREATE / TASK_DEPEND rows read the task locations (fill_rows): without them (most
+    # offloading runs: no `nowait`), no second pass over the control rows
+    has_tasks = raw.kinds[EventKind.TASK_CREATE] + raw.kinds[EventKind.TASK_DEPEND] > 0
+    task_locs = _task_locations(_control_rows(space, scans, locs)) if has_tasks else _NO_KEYS
     for st in streams:
         st.release_all()    # the control rows' pages
     n_objects = len(objects["kind"]) if objects is not None else 0

@@ -120,6 +120,24 @@ def _strings(v: np.ndarray, use: np.ndarray, table: np.ndarray) -> np.ndarray:
     return np.where(use, table[np.where(use, v, len(table) - 1)], v)
 
 
+BLOCK = 1 << 12  # rows transposed at a time: 12 words x 4096 rows (384 KiB) stay in the cache
+
+
+def _fields(words: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Rows `at` of the raw file as one contiguous column per word (RAW_WORDS x len(at)).
+
+    Why: every log column read straight from the 96-byte rows is a strided pass over all of them,
+    and its scatter into the batch takes numpy's slow path; a whole-chunk transpose costs as much as
+    those passes (numpy walks the rows by column). Block by block it stays in the cache, and a
+    thread's rows in file order (the usual case) are sliced, not gathered."""
+    c = np.empty((words.shape[1], len(at)), np.int64)
+    run = len(at) > 0 and at[-1] - at[0] == len(at) - 1
+    for a in range(0, len(at), BLOCK):
+        b = min(a + BLOCK, len(at))
+        c[:, a:b] = (words[int(at[a]):int(at[a]) + b - a] if run else words[at[a:b]]).T
+    return c
+
+
 def fill_rows(words, rows, out_pos, start, rank, table, t0, by_string, pcs, by_pc,
               task_keys, task_locs, fix_pos, fix_op, out64, out32, out16):
     """finalize_kernels.fill_rows as numpy passes."""
@@ -128,8 +146,8 @@ def fill_rows(words, rows, out_pos, start, rank, table, t0, by_string, pcs, by_p
         if len(o) and o[-1] - o[0] == len(o) - 1:  # consecutive (a single thread): slices, not scatters
             o = slice(int(o[0]), int(o[-1]) + 1)
         g = rows[o]
-        w = words[g - start]
-        w9, w10, w11 = w[:, W_LOCSTR_OP], w[:, W_NAME_DEVICE], w[:, W_THREAD_KIND_FLAGS]
+        c = _fields(words, g - start)
+        w9, w10, w11 = c[W_LOCSTR_OP], c[W_NAME_DEVICE], c[W_THREAD_KIND_FLAGS]
         flags, kind = w11 >> 48, _kind(w11)
         src = _lo32(w9)
         has_src = (src >= 0) & (src < len(table) - 1)
@@ -138,31 +156,25 @@ def fill_rows(words, rows, out_pos, start, rank, table, t0, by_string, pcs, by_p
         known = has_src & (src < len(by_string))
         loc[known] = by_string[src[known]]
         by_code = np.flatnonzero(loc < 0)
-        pc = _adjusted_pcs(w)[by_code]
+        pc = c[W_PC][by_code].view(np.uint64)    # minus 1 for a return address (_adjusted_pcs)
+        pc = pc - (((flags[by_code] & F_PC_RET) != 0) & (pc != 0)).astype(np.uint64)
         loc[by_code] = np.where(pc != 0, _lookup(pcs, by_pc, pc, np.int64(-1)), -1)
         if len(task_keys):
             tasks = np.flatnonzero((kind == TASK_CREATE) | (kind == TASK_DEPEND))
-            key = (np.int64(rank) << 40) | w[tasks, W_ID]
+            key = (np.int64(rank) << 40) | c[W_ID][tasks]
             loc[tasks] = _lookup(task_keys, task_locs, key, loc[tasks])
         op = w9 >> 32
         if len(fix_pos):
             cons = np.flatnonzero((kind == CONSTRUCT_BEGIN) | (kind == CONSTRUCT_END))
             op[cons] = _lookup(fix_pos, fix_op, g[cons], op[cons])
-        out64[0, o] = np.maximum(w[:, W_TIME] - t0, 0)
-        out64[1, o] = w[:, W_ADDR]
-        out64[2, o] = w[:, W_ADDR2]
-        out64[3, o] = w[:, W_SIZE]
-        out64[4, o] = w[:, W_ID]
-        out64[5, o] = _strings(w[:, W_ID2], (flags & F_ID2_STR) != 0, table)
-        out64[6, o] = _strings(w[:, W_AUX], (flags & F_AUX_STR) != 0, table)
-        out64[7, o] = _strings(w[:, W_AUX2], (flags & F_AUX2_STR) != 0, table)
-        out32[0, o] = rank
-        out32[1, o] = _lo32(w11)
-        out32[2, o] = w10 >> 32
-        out32[3, o] = loc
-        out32[4, o] = op
-        out32[5, o] = _strings(_lo32(w10), (flags & F_NAME_INT) == 0, table)
-        out32[6, o] = src
+        cols64 = (np.maximum(c[W_TIME] - t0, 0), c[W_ADDR], c[W_ADDR2], c[W_SIZE], c[W_ID],
+                  _strings(c[W_ID2], (flags & F_ID2_STR) != 0, table),
+                  _strings(c[W_AUX], (flags & F_AUX_STR) != 0, table),
+                  _strings(c[W_AUX2], (flags & F_AUX2_STR) != 0, table))
+        cols32 = (rank, _lo32(w11), w10 >> 32, loc, op, _strings(_lo32(w10), (flags & F_NAME_INT) == 0, table), src)
+        for block, cols in ((out64, cols64), (out32, cols32)):
+            for i, v in enumerate(cols):
+                block[i][o] = v   # one row of the block: numpy's fast path for a 1-d index
         out16[o] = kind
 
 

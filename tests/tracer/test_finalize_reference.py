@@ -124,7 +124,7 @@ def log_rows(path: Path, like: list[dict]) -> list[dict]:
     return rows
 
 
-@pytest.mark.parametrize("kernels", ["python", "numpy", "compiled"])
+@pytest.mark.parametrize("kernels", ["python", "numpy", "numpy-small-chunks", "compiled"])
 def test_finalize_matches_the_reference(record_c, tmp_path, monkeypatch, kernels):
     run = record_c("omp/finalize_mix.c", env={"QUIVER_KEEP_RAW": "1"})
     assert run.returncode == 0, run.stderr
@@ -132,7 +132,11 @@ def test_finalize_matches_the_reference(record_c, tmp_path, monkeypatch, kernels
     expected = reference_rows(raw)
     if kernels == "python":  # the kernels interpreted
         monkeypatch.setenv("QUIVER_JIT", "never")
+    if kernels == "numpy-small-chunks":  # a real run's rows span many chunks and transposed blocks
+        monkeypatch.setattr(finalize_numpy, "CHUNK", 8)
+        monkeypatch.setattr(finalize_numpy, "BLOCK", 3)
     chosen = {"python": lambda: finalize_kernels.KERNELS, "numpy": lambda: finalize_numpy.NUMPY,
+              "numpy-small-chunks": lambda: finalize_numpy.NUMPY,
               "compiled": finalize_kernels.compiled}[kernels]()
     monkeypatch.setattr(finalize_mod, "kernels", lambda events: chosen)
     out = tmp_path / f"again-{kernels}.arrow"
