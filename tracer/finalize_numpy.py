@@ -131,7 +131,8 @@ def _fields(words: np.ndarray, at: np.ndarray) -> np.ndarray:
     those passes (numpy walks the rows by column). Block by block it stays in the cache, and a
     thread's rows in file order (the usual case) are sliced, not gathered."""
     c = np.empty((words.shape[1], len(at)), np.int64)
-    run = len(at) > 0 and at[-1] - at[0] == len(at) - 1
+    # consecutive rows only: equal ends are not enough (a thread's rows interleave across a chunk)
+    run = len(at) > 0 and at[-1] - at[0] == len(at) - 1 and bool((np.diff(at) == 1).all())
     for a in range(0, len(at), BLOCK):
         b = min(a + BLOCK, len(at))
         c[:, a:b] = (words[int(at[a]):int(at[a]) + b - a] if run else words[at[a:b]]).T
@@ -143,7 +144,7 @@ def fill_rows(words, rows, out_pos, start, rank, table, t0, by_string, pcs, by_p
     """finalize_kernels.fill_rows as numpy passes."""
     for a in range(0, len(out_pos), CHUNK):
         o = out_pos[a:a + CHUNK]
-        if len(o) and o[-1] - o[0] == len(o) - 1:  # consecutive (a single thread): slices, not scatters
+        if len(o) and o[-1] - o[0] == len(o) - 1 and bool((np.diff(o) == 1).all()):  # consecutive: slices
             o = slice(int(o[0]), int(o[-1]) + 1)
         g = rows[o]
         c = _fields(words, g - start)
