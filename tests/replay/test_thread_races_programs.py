@@ -4,6 +4,8 @@
 Each program under tests/programs/threads/ marks the two lines of its race with
 ``/* expect data-race VAR */``; the report must hold exactly one race on VAR whose two sites are those
 lines (which side is "the access" depends on which ran later), on two host threads or tasks.
+``/* may KIND VAR */`` marks a finding that only some orders of the race give (the other thread's
+host write landing before the kernel's read makes that read stale): allowed, at that line only.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ pytestmark = [pytest.mark.slow, needs_clang]
 
 THREAD_PROGRAMS = sorted((PROGRAMS / "threads").glob("*.c"))
 MARKER = re.compile(r"/\* expect (data-race) (\w+) \*/")
+MAY = re.compile(r"/\* may ([\w-]+) (\w+) \*/")
 
 
 def analyze_json(log: Path) -> tuple[int, dict]:
@@ -39,7 +42,8 @@ def test_host_thread_races(record_c, src: Path):
         assert doc["findings"] == [] and code == 0
         return
     assert code == 1
-    [f] = doc["findings"]
+    may = {(kind, var, n) for n, text in enumerate(src.read_text().splitlines(), 1) for kind, var in MAY.findall(text)}
+    [f] = [g for g in doc["findings"] if (g["kind"], g["variable"], g["access"]["line"]) not in may]
     [other] = [r for r in f["related"] if r["role"] == "other-access"]
     assert f["kind"] == "data-race" and f["variable"] == marks[0][1][1]
     assert {f["access"]["line"], other["line"]} == {n for n, _m in marks}

@@ -23,7 +23,7 @@ int main(void) {
     {
       meet(0);
 #pragma omp target
-      for (int i = 0; i < N; i++) r[i] = a[i] + 1.0f; /* expect data-race a */
+      for (int i = 0; i < N; i++) r[i] = a[i] + 1.0f; /* expect data-race a */ /* may use-of-stale-data a */
     }
 #pragma omp single nowait
     {
