@@ -123,6 +123,12 @@ def _strings(v: np.ndarray, use: np.ndarray, table: np.ndarray) -> np.ndarray:
 BLOCK = 1 << 12  # rows transposed at a time: 12 words x 4096 rows (384 KiB) stay in the cache
 
 
+def _consecutive(a: np.ndarray) -> bool:
+    """Whether ``a`` is k, k+1, ..., k+n-1 (n > 0): equal ends are not enough, a thread's rows
+    interleave with other threads' across a chunk."""
+    return len(a) > 0 and int(a[-1]) - int(a[0]) == len(a) - 1 and bool((np.diff(a) == 1).all())
+
+
 def _fields(words: np.ndarray, at: np.ndarray) -> np.ndarray:
     """Rows `at` of the raw file as one contiguous column per word (RAW_WORDS x len(at)).
 
@@ -131,8 +137,7 @@ def _fields(words: np.ndarray, at: np.ndarray) -> np.ndarray:
     those passes (numpy walks the rows by column). Block by block it stays in the cache, and a
     thread's rows in file order (the usual case) are sliced, not gathered."""
     c = np.empty((words.shape[1], len(at)), np.int64)
-    # consecutive rows only: equal ends are not enough (a thread's rows interleave across a chunk)
-    run = len(at) > 0 and at[-1] - at[0] == len(at) - 1 and bool((np.diff(at) == 1).all())
+    run = _consecutive(at)
     for a in range(0, len(at), BLOCK):
         b = min(a + BLOCK, len(at))
         c[:, a:b] = (words[int(at[a]):int(at[a]) + b - a] if run else words[at[a:b]]).T
@@ -144,7 +149,7 @@ def fill_rows(words, rows, out_pos, start, rank, table, t0, by_string, pcs, by_p
     """finalize_kernels.fill_rows as numpy passes."""
     for a in range(0, len(out_pos), CHUNK):
         o = out_pos[a:a + CHUNK]
-        if len(o) and o[-1] - o[0] == len(o) - 1 and bool((np.diff(o) == 1).all()):  # consecutive: slices
+        if _consecutive(o):  # a single thread's rows: slices, not scatters
             o = slice(int(o[0]), int(o[-1]) + 1)
         g = rows[o]
         c = _fields(words, g - start)
