@@ -214,7 +214,7 @@ def same_bytes_as_per_access(record_c, src: Path, opt: str) -> dict:
 
 NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
 NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
-               "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int"]
+               "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -255,6 +255,40 @@ def test_nests_whose_rows_do_not_touch_are_strided_records():
                                                       ("load", "i64 20", "i64 12", "4")]
     tri = device_ir(NESTS / "triangle.c")
     assert not strided_calls(tri) and "@__quiver_range_load_c(" in tri
+
+
+@pytest.mark.parametrize("opt", ["-O1", "-O2"])
+def test_a_transpose_stores_one_strided_record_per_row(opt):
+    """An out-of-place transpose (`b[j*n + i] = a[i*n + j]`): the load is a range per row over the
+    nest, the store a column (a strided record of single elements) per row. They share the inner
+    loop's run-time disjointness check instead of both falling back to per-access calls, on the
+    device with 64-bit and with `int` indices and on the host (`omp parallel for`)."""
+    src = NESTS / "transpose.c"
+    dev = device_ir(src, opt)
+    assert [(k, b, w) for k, b, _, _, w in strided_calls(dev)] == [("store", "i64 4", "4")] * 2
+    host = subprocess.run([TRACE, "cc", opt, "-S", "-emit-llvm", "--offload-host-only", str(src), "-o", "-"],
+                          capture_output=True, text=True, check=True).stdout
+    # (the host module also holds the two kernels' host fallbacks)
+    assert [(k, b, w) for k, b, _, _, w in strided_calls(host)] == [("store", "i64 4", "4")] * 3
+
+
+@pytest.mark.parametrize("opt", ["-O1", "-O2"])
+def test_a_transpose_within_one_array_runs_per_access(record_c, opt):
+    """A transpose that reads back the array it writes (`e[j][i] = ...; s += e[i][j]`): the row and
+    the column overlap, the run-time check fails and the per-access copy runs, so the first read
+    before a write is element 1 (element 0 was written just before), as per access; hoisted without
+    the check, the row's range would come before the column's writes and name element 0. The loop
+    still has its strided record for when the check holds. (Bytes and coverage are not compared: a
+    read of bytes the thread wrote is dropped only while that write's run is pending.)"""
+    src = NESTS / "transpose_overlap.c"
+    assert [k for k, *_ in strided_calls(device_ir(src, opt))] == ["store"]
+    runs = {build: record_c(src, opt=opt, extra=extra) for build, extra in (("range", ()), ("per_access", PER_ACCESS))}
+    for build, run in runs.items():
+        assert run.returncode == 0, (build, run.stderr)
+    got = {build: mapping_sites(run.log) for build, run in runs.items()}
+    want = [("use-of-uninitialized-memory", "e", 17, 1, 4)]
+    assert got == {"range": want, "per_access": want}
+    assert findings(runs["range"].log, src) == expected(src)
 
 
 def nest_calls(ir: str) -> list[str]:

@@ -968,7 +968,13 @@ public:
   static MemoryLocation loc(const Access &A) { return MemoryLocation::getBeforeOrAfter(A.Ptr); }
 
   /// Lower the level of accesses that a non-hoisted access of their loop may alias, to a fixpoint.
+  /// An access of the loop hoisted further out (its record is made before an enclosing loop) is
+  /// not lowered against here: that one is lowered down to this loop when its own group is
+  /// settled, and the two then share a group and its run-time disjointness check (a transpose's
+  /// row-wise load over the nest and column-wise strided store per row).
   void settle(std::vector<Access> &As) {
+    std::map<Instruction *, Access *> Of;
+    for (Access &A : As) Of[A.I] = &A;
     for (bool Changed = true; Changed;) {
       Changed = false;
       std::map<Loop *, std::vector<Access *>> Groups;
@@ -977,10 +983,16 @@ public:
       for (auto &[L, H] : Groups) {
         std::set<Instruction *> In;
         for (Access *A : H) In.insert(A->I);
+        auto outer = [&](Instruction &I) {
+          auto It = Of.find(&I);
+          if (It == Of.end() || It->second->Level < 0) return false;
+          Loop *XL = It->second->Loops[It->second->Level];
+          return XL != L && XL->contains(L);
+        };
         SmallVector<Instruction *, 32> Others;
         for (BasicBlock *BB : L->blocks())
           for (Instruction &I : *BB)
-            if ((isa<LoadInst>(I) || isa<StoreInst>(I)) && !In.count(&I)) Others.push_back(&I);
+            if ((isa<LoadInst>(I) || isa<StoreInst>(I)) && !In.count(&I) && !outer(I)) Others.push_back(&I);
         for (Access *A : H) {
           for (Instruction *X : Others) {
             bool XStore = isa<StoreInst>(X);
