@@ -175,7 +175,8 @@ def test_calls_skipped_or_appended_inline_record_the_same_bytes(record_c, omp_bu
     assert mapping_report(runs["range"].log) == mapping_report(runs["per_access"].log)
 
 
-@pytest.mark.parametrize("name", ["inplace_prefix", "hoisted_uninit", "conditional_read", "csr_gather", "two_sites"])
+@pytest.mark.parametrize("name", ["inplace_prefix", "hoisted_uninit", "conditional_read", "csr_gather", "two_sites",
+                                  "strided_recurrence"])
 @pytest.mark.parametrize("extra", [(), PER_ACCESS], ids=["range", "per_access"])
 def test_findings_match_markers_at_O2(record_c, name, extra):
     src = RANGE / f"{name}.c"

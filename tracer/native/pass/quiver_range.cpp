@@ -29,7 +29,8 @@
 //  - order-safe: a hoisted load may not alias any non-hoisted store of the loop (alias
 //    analysis), a hoisted store may not alias any non-hoisted load; a hoisted load and a hoisted
 //    store that AA cannot separate are checked at run time (their byte ranges must be
-//    disjoint) unless they have the same address with the load first in the iteration
+//    disjoint, or two strided records of one stride have rows at residues apart:
+//    residuesApart) unless they have the same address with the load first in the iteration
 //    (`a[i] += x`: loads-then-stores is exact). When the run-time check fails the ranges are
 //    not reported and the accesses call their per-access callbacks (a loop-invariant branch).
 // Ranges are emitted loads first, then stores, with the debug location of the access, so the
