@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from quiver.tracer.native import pass_plugin
 pytestmark = pytest.mark.clang
 
 RANGE = Path(__file__).resolve().parents[1] / "programs" / "range"
+STRIDED = Path(__file__).resolve().parents[1] / "programs" / "strided"
 TRACE = str(Path(sys.executable).with_name("trace"))
 MARKER = re.compile(r"/\* expect ([a-z-]+) (\w+) \*/")
 PER_ACCESS = ("--no-range-pass",)
@@ -173,7 +175,8 @@ def test_calls_skipped_or_appended_inline_record_the_same_bytes(record_c, omp_bu
     assert mapping_report(runs["range"].log) == mapping_report(runs["per_access"].log)
 
 
-@pytest.mark.parametrize("name", ["inplace_prefix", "hoisted_uninit", "conditional_read", "csr_gather", "two_sites"])
+@pytest.mark.parametrize("name", ["inplace_prefix", "hoisted_uninit", "conditional_read", "csr_gather", "two_sites",
+                                  "strided_recurrence"])
 @pytest.mark.parametrize("extra", [(), PER_ACCESS], ids=["range", "per_access"])
 def test_findings_match_markers_at_O2(record_c, name, extra):
     src = RANGE / f"{name}.c"
@@ -214,7 +217,7 @@ def same_bytes_as_per_access(record_c, src: Path, opt: str) -> dict:
 
 NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
 NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
-               "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose"]
+               "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose", "redblack"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -367,3 +370,54 @@ def test_race_on_a_collapse3_nest_record_is_the_per_access_race(record_c):
         found[build] = sorted({(f.variable, f.access.line, f.related[0].site.line, f.details["copy"])
                                for f in check_races(read_log(run.log), CheckOptions())})
     assert found["range"] == found["per_access"] == [("x", 16, 15, "device")]
+
+
+def calls_under_gdb(exe: Path, args: list[str], functions: list[str]) -> dict[str, int]:
+    """How often each of `functions` (tracer entry points) is called in one run of exe (not
+    recorded: the entry points are called either way), counted by gdb breakpoints."""
+    cmd = ["gdb", "-batch", "-nx", "-ex", "set breakpoint pending on"]
+    for k, f in enumerate(functions, 1):
+        cmd += ["-ex", f"break {f}", "-ex", f"ignore {k} 100000000"]
+    cmd += ["-ex", "run", "-ex", "info breakpoints", "--args", str(exe), *args]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=300).stdout
+    hits = dict.fromkeys(functions, 0)
+    current = None
+    for line in out.splitlines():
+        m = re.match(r"^\d+\s+breakpoint\s+keep\s+y\s+\S+ in (\w+) ", line)
+        if m:
+            current = m.group(1)
+        m = re.search(r"already hit (\d+) time", line)
+        if m and current in hits:
+            hits[current] = int(m.group(1))
+    return hits
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
+def test_red_black_sweep_stays_hoisted(omp_build):
+    """Red-black Gauss-Seidel: the store u[i*n+j] and the loads u[i*n+j-1], u[i*n+j+1] (j += 2) are
+    strided records of one stride (16) whose hulls overlap but whose residues (0 and 8, 8 bytes
+    each) do not: the run-time load/store check holds, so each row is 5 strided load calls and no
+    per-access call (before: the loop's per-access copy, one call per read)."""
+    n = 34
+    exe = omp_build(NESTS / "redblack.c", opt="-O2")
+    hits = calls_under_gdb(exe, [str(n), "1"], ["__quiver_range_load_strided", "__quiver_range_load_c"])
+    rows = 2 * (n - 2)  # two colours
+    assert hits["__quiver_range_load_strided"] == 5 * rows
+    assert hits["__quiver_range_load_c"] < n  # (the first kernel's, not one per row)
+
+
+def test_tall_narrow_grid_records_per_chunk_not_per_row(record_c):
+    """A tall grid of 8-float rows: the records of rows i-1 and i+1 overlap (one holds the other's
+    rows but its ends); the tracer drops the held rows at once (tests/tracer/test_strided_clip.py
+    counts the work). The same bytes and the same finding (b's border, never written, read by the
+    second sweep) as per access, and a handful of ACCESS rows per thread and kernel, not per row."""
+    src = STRIDED / "tall_rows.c"
+    same_bytes_as_per_access(record_c, src, "-O2")
+    assert findings(record_c(src, opt="-O2").log, src) == expected(src)
+    rows, sweeps = 2000, 2
+    run = record_c(src, args=[str(rows), str(sweeps)], opt="-O2")
+    assert run.returncode == 0, run.stderr
+    acc = run.open().accesses.filter(pl.col("side") == "device")
+    threads = acc["thread"].n_unique()
+    assert len(acc) <= 8 * threads * sweeps
+    assert int(explode_blocks(acc.filter(pl.col("write")))["bytes"].sum()) == sweeps * (rows - 2) * 6 * 4

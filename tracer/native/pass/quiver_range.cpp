@@ -29,7 +29,8 @@
 //  - order-safe: a hoisted load may not alias any non-hoisted store of the loop (alias
 //    analysis), a hoisted store may not alias any non-hoisted load; a hoisted load and a hoisted
 //    store that AA cannot separate are checked at run time (their byte ranges must be
-//    disjoint) unless they have the same address with the load first in the iteration
+//    disjoint, or two strided records of one stride have rows at residues apart:
+//    residuesApart) unless they have the same address with the load first in the iteration
 //    (`a[i] += x`: loads-then-stores is exact). When the run-time check fails the ranges are
 //    not reported and the accesses call their per-access callbacks (a loop-invariant branch).
 // Ranges are emitted loads first, then stores, with the debug location of the access, so the
@@ -1008,11 +1009,25 @@ public:
     }
   }
 
-  /// `lo1 < hi2 && lo2 < hi1` -> false; ANDed into Ok.
-  Value *disjoint(IRBuilder<> &B, Value *Ok, Value *Lo1, Value *Hi1, Value *Lo2, Value *Hi2) {
+  /// `lo1 < hi2 && lo2 < hi1` -> false; ANDed into Ok. Rows (row bytes, stride) of two strided
+  /// records (both or neither): also true when their residues are apart (residuesApart).
+  Value *disjoint(IRBuilder<> &B, Value *Ok, Value *Lo1, Value *Hi1, Value *Lo2, Value *Hi2, Value *W1 = nullptr,
+                  Value *S1 = nullptr, Value *W2 = nullptr, Value *S2 = nullptr) {
     Value *Ov = B.CreateAnd(B.CreateICmpULT(Lo1, Hi2), B.CreateICmpULT(Lo2, Hi1));
     Value *D = B.CreateNot(Ov);
+    if (W1 && W2) D = B.CreateOr(D, residuesApart(B, Lo1, W1, S1, Lo2, W2, S2));
     return Ok ? B.CreateAnd(Ok, D) : D;
+  }
+
+  /// Rows of W1 bytes at Lo1 + k * S and of W2 bytes at Lo2 + m * S share no byte whatever the row
+  /// counts when the second's rows start D = (Lo2 - Lo1) mod S bytes into the first's period with
+  /// W1 <= D and W2 <= S - D (a red-black sweep's store u[i*n+j] and loads u[i*n+j+-1], j += 2: hulls
+  /// overlap, residues 0 and 8 of 16 do not). False when the strides differ (or are 0).
+  Value *residuesApart(IRBuilder<> &B, Value *Lo1, Value *W1, Value *S1, Value *Lo2, Value *W2, Value *S2) {
+    Value *One = ConstantInt::get(IntPtr, 1);
+    Value *D = B.CreateURem(B.CreateSub(Lo2, Lo1), B.CreateBinaryIntrinsic(Intrinsic::umax, S1, One));
+    Value *Apart = B.CreateAnd(B.CreateICmpUGE(D, W1), B.CreateICmpUGE(B.CreateSub(S1, D), W2));
+    return B.CreateAnd(B.CreateICmpEQ(S1, S2), Apart);
   }
 
   /// Strided innermost records of one loop that are one record together: same kind, stride, rows
@@ -1156,8 +1171,13 @@ public:
     for (Access *A : H) R.emplace_back(expand(A->Lo[A->Level]), expand(A->Hi[A->Level]), A);
     IRBuilder<> B(out(At));
     Value *Ok = nullptr;
-    // load/store pairs whose order the range calls would lose
-    std::set<std::tuple<Value *, Value *, Value *, Value *>> Pairs;
+    // load/store pairs whose order the range calls would lose; a strided record's (row bytes, stride)
+    auto rows = [&](Access *A) -> std::pair<Value *, Value *> {
+      const std::array<const SCEV *, 3> &S = A->Strided[A->Level];
+      if (!S[0]) return {nullptr, nullptr};
+      return {expand(S[0]), expand(S[1])};
+    };
+    std::set<std::array<Value *, 8>> Pairs;
     for (auto &[LoL, HiL, AL] : R) {
       if (AL->Store) continue;
       for (auto &[LoS, HiS, AS] : R) {
@@ -1165,11 +1185,14 @@ public:
         if (AA.isNoAlias(loc(*AL), loc(*AS))) continue;
         if (SE.getSCEV(AL->Ptr) == SE.getSCEV(AS->Ptr) && AL->Bytes == AS->Bytes && DT.dominates(AL->I, AS->I))
           continue; // same address, load first in each iteration: loads-then-stores is exact
-        Pairs.insert({LoL, HiL, LoS, HiS});
+        auto [WL, SL] = rows(AL);
+        auto [WS, SS] = rows(AS);
+        if (!WL || !WS) WL = SL = WS = SS = nullptr;
+        Pairs.insert({LoL, HiL, LoS, HiS, WL, SL, WS, SS});
       }
     }
     if (Pairs.size() <= kMaxPairs) {
-      for (auto &[A, Bv, C, D] : Pairs) Ok = disjoint(B, Ok, A, Bv, C, D);
+      for (auto &[A, Bv, C, D, WA, SA, WC, SC] : Pairs) Ok = disjoint(B, Ok, A, Bv, C, D, WA, SA, WC, SC);
     } else { // hulls per pointer base and kind
       std::map<std::pair<const SCEV *, bool>, std::pair<Value *, Value *>> Hull;
       for (auto &[Lo, Hi, A] : R) {
