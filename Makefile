@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
-APT_PACKAGES := clang-19 llvm-19 llvm-19-dev lld-19 libomp-19-dev mpich libmpich-dev python3-venv valgrind cmake autoconf make
+APT_PACKAGES := clang-19 llvm-19 llvm-19-dev lld-19 libomp-19-dev mpich libmpich-dev python3-venv valgrind cmake autoconf make gdb
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: help setup apt venv native test test-fast lint demo bench clean
