@@ -15,7 +15,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_range_pass import NESTS, RANGE, expected, findings, nest3_calls, nest_calls, same_bytes_as_per_access
+from test_range_pass import (
+    NESTS,
+    RANGE,
+    expected,
+    findings,
+    nest3_calls,
+    nest_calls,
+    same_bytes_as_per_access,
+)
 
 pytestmark = pytest.mark.clang
 
