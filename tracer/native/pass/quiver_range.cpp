@@ -49,8 +49,8 @@
 //    on the unlikely, out-of-line path, so a loop body's calls stay near each other.
 // -O0 (optnone functions, pass at the pipeline's end): the same ranges, found on an analysis-only
 // promoted copy of the function and emitted into the unchanged original (PromotedCopy,
-// hoistThroughCopy; `__quiver_range_load_w/store_w` keep the access width); QUIVER_NO_O0_RANGES=1:
-// none at -O0.
+// hoistThroughCopy; `__quiver_range_load_w/store_w` keep the access width; collapsed loops' nest
+// records too); QUIVER_NO_O0_RANGES=1: none at -O0.
 // QUIVER_NO_RANGE_PASS=1 at compile time: per-access only (the escape hatch);
 // QUIVER_NO_INLINE_SKIP=1: neither inline check nor cache.
 
