@@ -15,12 +15,20 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_range_pass import RANGE, expected, findings, same_bytes_as_per_access
+from test_range_pass import (
+    NESTS,
+    RANGE,
+    expected,
+    findings,
+    nest3_calls,
+    nest_calls,
+    same_bytes_as_per_access,
+)
 
 pytestmark = pytest.mark.clang
 
 TRACE = str(Path(sys.executable).with_name("trace"))
-RANGE_CALL = re.compile(r"call void @__quiver_range_(?:load|store)(?:_w|_strided)?\(.*!dbg !(\d+)")
+RANGE_CALL = re.compile(r"call void @__quiver_range_(?:load|store)(?:_w|_strided|_nest|_nest3)?\(.*!dbg !(\d+)")
 
 
 def device_ir(src: Path, env: dict[str, str] | None = None) -> str:
@@ -50,6 +58,21 @@ def test_O0_ranges_record_the_same_bytes_as_per_access(record_c, name):
     assert findings(runs["range"].log, src) == expected(src)
 
 
+def test_O0_collapsed_loops_are_one_nest_call_per_chunk():
+    """At -O0 too a collapsed loop's accesses are one nest call per access and thread chunk (the
+    promoted copy's `iv / m` and `iv % m`, its i128 trip count, the divisions by m rebuilt in the
+    original as `udiv` by umax(m, 1)), at the lines of the accesses: the 7-point stencil's store and
+    its loads (in[c-1], in[c], in[c+1] one record), the rectangles' kernels (the empty block loop's
+    too), collapse(3)'s box. QUIVER_NO_O0_RANGES=1: none."""
+    halo = device_ir(NESTS / "collapse2_halo.c")
+    assert sorted(nest_calls(halo)) == [("load", "0")] * 5 + [("store", "0")]
+    assert range_lines(halo) >= {20, 21}
+    rect = nest_calls(device_ir(NESTS / "collapse2_rect.c"))
+    assert sorted(k for k, _ in rect) == ["load"] * 5 + ["store"] * 3
+    assert sorted(nest3_calls(device_ir(NESTS / "collapse3_box.c"))) == [("load", "8")] * 2 + [("store", "8")]
+    assert not nest_calls(device_ir(NESTS / "collapse2_halo.c", {"QUIVER_NO_O0_RANGES": "1"}))
+
+
 def source_lines(obj: Path) -> set[int]:
     """The source lines that have rows in the object's line tables (addresses and columns dropped)."""
     out = subprocess.run(["llvm-dwarfdump-19", "--debug-line", str(obj)], capture_output=True, text=True,
@@ -57,15 +80,15 @@ def source_lines(obj: Path) -> set[int]:
     return {int(x) for x in re.findall(r"^0x[0-9a-f]+\s+(\d+)\s", out, re.MULTILINE)} - {0}
 
 
-def test_O0_ranges_keep_the_line_table(tmp_path):
+@pytest.mark.parametrize("src", [RANGE / "o0_loop_shapes.c", NESTS / "collapse2_halo.c"], ids=lambda p: p.stem)
+def test_O0_ranges_keep_the_line_table(tmp_path, src):
     """The range code in a preheader carries the preheader's own location and the range calls their
     access's: the host object's line table covers the same source lines with and without the -O0
-    ranges (the rows' addresses move, since code is added)."""
-    src = RANGE / "o0_loop_shapes.c"
+    ranges (the rows' addresses move, since code is added); the collapsed loop's nest calls too."""
     objs = {}
     for name, env in (("ranges", {}), ("none", {"QUIVER_NO_O0_RANGES": "1"})):
         objs[name] = tmp_path / f"{name}.o"
         subprocess.run([TRACE, "cc", "-g", "-O0", "-c", str(src), "-o", str(objs[name])], check=True,
                        env={**os.environ, **env})
     assert source_lines(objs["ranges"]) == source_lines(objs["none"])
-    assert {7, 21, 34, 39} <= source_lines(objs["ranges"])
+    assert ({7, 21, 34, 39} if src.stem == "o0_loop_shapes" else {16, 20, 21}) <= source_lines(objs["ranges"])

@@ -217,7 +217,8 @@ def same_bytes_as_per_access(record_c, src: Path, opt: str) -> dict:
 
 NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
 NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
-               "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose", "redblack"]
+               "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose",
+               "redblack", "collapse2_rect", "collapse2_int_window"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -231,15 +232,20 @@ def strided_calls(ir: str) -> list[str]:
                       r"i64 (\d+)\)", ir)
 
 
-def test_a_32_bit_index_over_small_loops_is_one_strided_record_per_point():
+@pytest.mark.parametrize("name", ["blur_int", "collapse2_int_window"])
+def test_a_32_bit_index_over_a_collapsed_loop_is_one_nest_record_per_window_row(name):
     """`p[(y + dy) * w + x + dx]` with `int` operands is one 32-bit recurrence over dy and dx
-    sign-extended once: widened under a run-time no-wrap check, the 3x3 window of each pixel is
-    one strided record (3 rows of 12 bytes, a row apart) at -O1, as with 64-bit indices, instead
-    of one call per read."""
-    ir = device_ir(NESTS / "blur_int.c", "-O1")
-    # 3 rows, or none when the check fails (the loop's per-access copy, its one per-read call, runs)
-    assert [(k, b, r.startswith("i64 %"), w) for k, b, _, r, w in strided_calls(ir)] == [("load", "i64 12", True, "0")]
-    assert ir.count("call void @__quiver_range_load_c(") == 1
+    sign-extended once: widened under a run-time no-wrap check (at the corners of the collapsed
+    loop's planes too), the 3x3 windows of a thread's chunk of pixels are one nest record per window
+    row at -O1 (rows of 12 bytes over dx, one per pixel; 3 records for dy = -1, 0, 1) instead of one
+    strided record per pixel (or one call per read before the widening)."""
+    ir = device_ir(NESTS / f"{name}.c", "-O1")
+    assert not strided_calls(ir)
+    loads = re.findall(r"call void @__quiver_range_load_nest\(ptr %\w+, i64 (\w+),(?: i64 \S+){5} i64 (\d+)\)", ir)
+    assert loads == [("12", "0")] * 3
+    assert [k for k, _ in nest_calls(ir)] == ["load"] * 3 + ["store"]
+    # the per-access copy, when a check fails: one call per read
+    assert name != "blur_int" or ir.count("call void @__quiver_range_load_c(") == 1
 
 
 def test_nests_whose_rows_do_not_touch_are_strided_records():
@@ -326,7 +332,7 @@ def nest3_calls(ir: str) -> list[str]:
     return re.findall(r"call void @__quiver_range_(load|store)_nest3\(ptr %\w+(?:, i64 \S+){8}, i64 (\d+)\)", ir)
 
 
-@pytest.mark.parametrize("opt", ["-O1", "-O2", "-O3"])
+@pytest.mark.parametrize("opt", ["-O0", "-O1", "-O2", "-O3"])
 @pytest.mark.parametrize("name", NEST_SHAPES)
 def test_nest_shapes_record_the_same_bytes_as_per_access(record_c, name, opt):
     """Strided records (and their merging, and the tracer forming the strided run at once) record
@@ -350,7 +356,7 @@ def test_nest_shapes_record_the_same_bytes_as_per_access(record_c, name, opt):
     assert findings(runs["range"].log, src) == expected(src)
 
 
-OVERLAPPING_READS = {"box27", "blur_int"}  # per access, a byte read by several points' neighbourhoods counts once per read
+OVERLAPPING_READS = {"box27", "blur_int", "collapse2_int_window"}  # per access, a byte read by several points' neighbourhoods counts once per read
 
 
 def test_race_on_a_collapse3_nest_record_is_the_per_access_race(record_c):

@@ -50,8 +50,8 @@
 //    on the unlikely, out-of-line path, so a loop body's calls stay near each other.
 // -O0 (optnone functions, pass at the pipeline's end): the same ranges, found on an analysis-only
 // promoted copy of the function and emitted into the unchanged original (PromotedCopy,
-// hoistThroughCopy; `__quiver_range_load_w/store_w` keep the access width); QUIVER_NO_O0_RANGES=1:
-// none at -O0.
+// hoistThroughCopy; `__quiver_range_load_w/store_w` keep the access width; collapsed loops' nest
+// records too); QUIVER_NO_O0_RANGES=1: none at -O0.
 // QUIVER_NO_RANGE_PASS=1 at compile time: per-access only (the escape hatch);
 // QUIVER_NO_INLINE_SKIP=1: neither inline check nor cache.
 
@@ -103,7 +103,8 @@ namespace {
 constexpr unsigned kMaxDepth = 3;   // loops a range may span
 constexpr unsigned kMaxCorners = 8; // address extremes tracked per access
 constexpr unsigned kMaxBoxDepth = 6; // loops a box (boxLevels) may span
-constexpr unsigned kMaxPairs = 64;  // run-time load/store checks per loop before hulls per base
+constexpr unsigned kMaxPairs = 64;
+constexpr unsigned kMaxFan = 8;     // rows of a collapsed loop's fan (a window's rows): one nest record each  // run-time load/store checks per loop before hulls per base
 
 struct Access {
   Instruction *I;
@@ -132,6 +133,10 @@ struct Access {
   struct NestLevel {
     const SCEV *P00, *RStride, *QStride, *M, *RLo, *Count, *RowBytes;
     const SCEV *JStride = nullptr, *M2 = nullptr; // lines (collapse(3)); null: rows of planes
+    // Fan: each point's row is a strided record of FanRows rows FanStride apart (a 3x3 window's dy
+    // loop): one record per fan row, the planes' origin moved by i * FanStride; 0 rows: no fan
+    const SCEV *FanStride = nullptr;
+    unsigned FanRows = 0;
     SmallVector<std::pair<const SCEV *, const SCEV *>, 8> Eq;  // must be equal
     SmallVector<std::pair<const SCEV *, const SCEV *>, 4> SGe; // first >=s second
   };
@@ -412,8 +417,12 @@ public:
   /// extensions. An extension is linear over the planes' box only where its operand does not wrap:
   /// it is checked at run time at the box's corners (an affine value that fits at the corners fits
   /// everywhere in between), as are lb >= 0 and lb <= ub (sdiv and udiv agree, iv does not wrap).
+  /// Widened 32-bit indices (ExtWiden) reaching L: CK's values (i128) must lie in their bounds over the
+  /// loops below; those that vary in L become their values at the box's corners in InBox (they are
+  /// affine over the box where the extensions inside them are linear, which is checked as above).
   std::optional<Access::NestLevel> nestLevel(Loop *L, const SCEV *RowLo, const SCEV *RowBytes, const SCEV *BTC,
-                                             BasicBlock *PH) {
+                                             BasicBlock *PH, ArrayRef<std::array<const SCEV *, 3>> CK = {},
+                                             SmallVectorImpl<std::array<const SCEV *, 3>> *InBox = nullptr) {
     if (!RowLo || RowLo->getType() != IntPtr || !L->getHeader()) return std::nullopt;
     // the varying leaves: divisions/remainders of one recurrence by one invariant, and (collapse(3))
     // of that remainder by a second one
@@ -430,8 +439,10 @@ public:
         if (!Mul || Mul->getOpcode() != Instruction::Mul) return false;
         for (unsigned I = 0; I < 2; ++I) {
           auto *Dv = dyn_cast<BinaryOperator>(Mul->getOperand(I));
+          // (the same values: -O0 computes m once per use, `iv - (iv / m) * m` with three copies of m)
           if (Dv && (Dv->getOpcode() == Instruction::SDiv || Dv->getOpcode() == Instruction::UDiv) &&
-              Dv->getOperand(0) == BO->getOperand(0) && Dv->getOperand(1) == Mul->getOperand(1 - I)) {
+              SE.getSCEV(Dv->getOperand(0)) == SE.getSCEV(BO->getOperand(0)) &&
+              SE.getSCEV(Dv->getOperand(1)) == SE.getSCEV(Mul->getOperand(1 - I))) {
             BO = Dv; // the same iv and m as the division
             break;
           }
@@ -526,13 +537,26 @@ public:
         })))
       return std::nullopt;
     if (M2 && M2->getType() != IV->getType()) return std::nullopt;
-    // the extensions to check
+    // the extensions to check (of the widened indices' i128 values: the same operand extended to IntPtr)
     SmallVector<const SCEV *, 8> Exts;
-    SCEVExprContains(RowLo, [&](const SCEV *X) {
-      if ((isa<SCEVSignExtendExpr>(X) || isa<SCEVZeroExtendExpr>(X)) && !SE.isLoopInvariant(X, L))
-        if (std::find(Exts.begin(), Exts.end(), X) == Exts.end()) Exts.push_back(X);
-      return false;
-    });
+    bool Fail = false;
+    auto addExts = [&](const SCEV *E) {
+      SCEVExprContains(E, [&](const SCEV *X) {
+        if ((isa<SCEVSignExtendExpr>(X) || isa<SCEVZeroExtendExpr>(X)) && !SE.isLoopInvariant(X, L)) {
+          const SCEV *Op = cast<SCEVCastExpr>(X)->getOperand();
+          if (X->getType()->getIntegerBitWidth() > IntPtr->getIntegerBitWidth()) {
+            if (Op->getType()->getIntegerBitWidth() >= IntPtr->getIntegerBitWidth()) return Fail = true;
+            X = isa<SCEVSignExtendExpr>(X) ? SE.getSignExtendExpr(Op, IntPtr) : SE.getZeroExtendExpr(Op, IntPtr);
+          }
+          if (std::find(Exts.begin(), Exts.end(), X) == Exts.end()) Exts.push_back(X);
+        }
+        return false;
+      });
+    };
+    addExts(RowLo);
+    for (auto &Ck : CK)
+      if (!SE.isLoopInvariant(Ck[0], L)) addExts(Ck[0]);
+    if (Fail || (!CK.empty() && !InBox)) return std::nullopt;
     Type *T = IV->getType();
     auto *AR = cast<SCEVAddRecExpr>(IV);
     const SCEV *Lb = AR->getStart();
@@ -545,7 +569,6 @@ public:
     const SCEV *M2u = M2 ? SE.getUMaxExpr(M2, One) : nullptr;
     const SCEV *KMax = M2 ? SE.getMinusSCEV(M2u, One) : RMax;
     const SCEV *JMax = M2 ? SE.getUDivExpr(RMax, M2u) : Zero;
-    bool Fail = false;
     // E at plane Q, line J, row K of the line (without lines: row K of the plane)
     auto at = [&](const SCEV *E, const SCEV *Q, const SCEV *J, const SCEV *K) {
       const SCEV *R = M2 ? SE.getAddExpr(SE.getMulExpr(J, M2u), K) : K;
@@ -599,6 +622,19 @@ public:
                                                       wide(lin(Dq, J, K), false)};
               if (Seen.insert(C).second) N.Eq.push_back(C);
             }
+    }
+    // the widened indices at the box's corners (every corner of the loops below was a value of CK)
+    for (auto &[W, WLo, WHi] : CK) {
+      if (SE.isLoopInvariant(W, L)) {
+        InBox->push_back({W, WLo, WHi});
+        continue;
+      }
+      for (const SCEV *Dq : {Zero, DQ})
+        for (const SCEV *J : {Zero, JMax})
+          for (const SCEV *K : {Zero, KMax}) {
+            std::array<const SCEV *, 3> C{at(W, SE.getAddExpr(QLo, Dq), J, K), WLo, WHi};
+            if (std::find(InBox->begin(), InBox->end(), C) == InBox->end()) InBox->push_back(C);
+          }
     }
     N.SGe.push_back({wide(Lb, true), wide(Zero, true)});
     N.SGe.push_back({wide(Ub, true), wide(Lb, true)});
@@ -837,25 +873,42 @@ public:
       if (!everyIteration(L, Need, K, Conds)) return true;
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
       if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return true;
+      const SCEV *RanIn = Ran; // (-O0) the loops below ran: a collapsed loop's rows exist
       if (Top) BTC = lastBodyIteration(BTC, Ran);
-      if (!Top && K <= 1 && llvm::any_of(C, [&](const SCEV *E) {
+      if (K <= 2 && llvm::any_of(C, [&](const SCEV *E) {
             auto *AR = dyn_cast<SCEVAddRecExpr>(E);
             return !SE.isLoopInvariant(E, L) && (!AR || AR->getLoop() != L || !AR->isAffine());
           })) {
-        // not affine in L: maybe a collapsed loop, whose rows (one access, or the interval over the
-        // loop below) are planes of `iv / m` (nestLevel)
-        if (!CK.empty()) return true; // (a widened index: its checks are not made over planes)
-        const SCEV *RowLo = K == 0 ? C[0] : A.Strided[0][0] ? nullptr : A.Lo[0];
+        // not affine in L: maybe a collapsed loop, whose rows (one access, the interval over the
+        // loops below, or a few rows of a strided record over them: a fan) are planes of `iv / m`
+        // (nestLevel); a widened index's checks move to the planes' corners
+        const SCEV *RowLo = K == 0 ? C[0] : A.Lo[K - 1];
         const SCEV *RowBytes = K == 0 ? SE.getConstant(IntPtr, A.Bytes) : Len;
+        const SCEV *FanStride = nullptr;
+        unsigned FanRows = 0;
+        if (K && A.Strided[K - 1][0]) {
+          auto *R = dyn_cast<SCEVConstant>(A.Strided[K - 1][2]);
+          if (!R || R->getAPInt().ugt(kMaxFan) || R->isZero()) return true;
+          RowBytes = A.Strided[K - 1][0], FanStride = A.Strided[K - 1][1], FanRows = (unsigned)R->getAPInt().getZExtValue();
+        }
         if (!RowLo || !RowBytes || (K == 0 && C.size() != 1)) return true;
-        std::optional<Access::NestLevel> NL = nestLevel(L, RowLo, RowBytes, BTC, PH);
-        if (!NL) return true;
+        SmallVector<std::array<const SCEV *, 3>, 4> InBox;
+        std::optional<Access::NestLevel> NL = nestLevel(L, RowLo, RowBytes, BTC, PH, CK, &InBox);
+        if (!NL || InBox.size() > 4 * kMaxCorners) return true;
+        if (FanRows && (!SE.isLoopInvariant(FanStride, L) || !isSafeHere(FanStride, PH))) return true;
+        NL->FanStride = FanStride, NL->FanRows = FanRows;
+        if (RanIn) { // -O0: no rows when the loop below never runs (a top-tested loop's own BTC - 1 is -1 when
+                     // it never runs: no rows either)
+          if (!SE.isLoopInvariant(RanIn, L) || !isSafeHere(RanIn, PH)) return true;
+          NL->Count = SE.getMulExpr(NL->Count, RanIn);
+        }
         SmallVector<const SCEV *, 8> Cs{NL->P00}; // the hull of the planes' box (the check of loads against stores)
         const SCEV *One = SE.getOne(IntPtr);
         const SCEV *DQ = SE.getUDivExpr(SE.getAddExpr(NL->RLo, SE.getMinusSCEV(NL->Count, One)), NL->M);
         // the box's far corners along each axis: rows (of a plane, or of a line), lines, planes
-        SmallVector<const SCEV *, 3> Axes{SE.getMulExpr(SE.getMinusSCEV(NL->M2 ? NL->M2 : NL->M, One), NL->RStride),
+        SmallVector<const SCEV *, 4> Axes{SE.getMulExpr(SE.getMinusSCEV(NL->M2 ? NL->M2 : NL->M, One), NL->RStride),
                                          SE.getMulExpr(DQ, NL->QStride)};
+        if (FanRows) Axes.push_back(SE.getMulExpr(SE.getConstant(IntPtr, FanRows - 1), FanStride));
         if (NL->M2)
           Axes.push_back(SE.getMulExpr(SE.getUDivExpr(SE.getMinusSCEV(NL->M, One), NL->M2), NL->JStride));
         for (const SCEV *Ax : Axes)
@@ -869,7 +922,7 @@ public:
         A.Lo.push_back(Lo);
         A.Hi.push_back(Hi);
         A.Conds.push_back(Conds);
-        A.InRange.emplace_back();
+        A.InRange.push_back(InBox);
         Tile.push_back({nullptr, nullptr});
         A.Tile = Tile;
         A.Strided.push_back({nullptr, nullptr, nullptr});
@@ -1118,7 +1171,8 @@ public:
         const Access::NestLevel &Y = *X->Nest;
         if (X == A || Used.count(X) || X->Store != A->Store || line(X) != line(A) || Y.RStride != N.RStride ||
             Y.QStride != N.QStride || Y.M != N.M || Y.RLo != N.RLo || Y.Count != N.Count ||
-            Y.RowBytes != N.RowBytes || Y.JStride != N.JStride || Y.M2 != N.M2 || X->Level != A->Level ||
+            Y.RowBytes != N.RowBytes || Y.JStride != N.JStride || Y.M2 != N.M2 || Y.FanStride != N.FanStride ||
+            Y.FanRows != N.FanRows || X->Level != A->Level ||
             X->Conds[X->Level] != A->Conds[A->Level])
           continue;
         if (std::optional<int64_t> D = constOffset(Y.P00, N.P00)) M.push_back({*D, X});
@@ -1250,8 +1304,9 @@ public:
         int K = A->Level;
         SmallVector<Value *, kMaxDepth + 1> E(K + 2, nullptr); // E[j]: the bytes over Loops[j] tile
         for (int J = 1; J <= K; ++J) {
-          if (!A->Tile[J].first) { // a collapsed loop: its record needs no tiling
-            E[J] = E[J - 1];
+          if (!A->Tile[J].first) { // a collapsed loop: its record needs no tiling (a fan: rows of the strided
+                                   // records below, which are exact when their own rows are)
+            E[J] = A->Nest && J == (int)A->Loops.size() - 1 && A->Nest->FanRows && J >= 2 ? E[J - 2] : E[J - 1];
             continue;
           }
           B.SetInsertPoint(out(At));
@@ -1315,16 +1370,20 @@ public:
             if (Run) Count = B.CreateSelect(Run, Count, ConstantInt::get(IntPtr, 0));
             unsigned Width = It != NestBlock.end() ? NestWidth[A] : J == 0 ? A->Bytes : 0;
             Value *RowBytes = expandAt(It != NestBlock.end() ? It->second : N.RowBytes, T);
-            if (N.M2) // lines of planes (collapse(3))
-              B.CreateCall(A->Store ? N3Store : N3Load,
-                           {B.CreateIntToPtr(expandAt(N.P00, T), B.getPtrTy()), RowBytes, expandAt(N.RStride, T),
-                            expandAt(N.JStride, T), expandAt(N.QStride, T), expandAt(N.M2, T), expandAt(N.M, T),
-                            expandAt(N.RLo, T), Count, ConstantInt::get(IntPtr, Width)});
-            else
-              B.CreateCall(A->Store ? NStore : NLoad,
-                           {B.CreateIntToPtr(expandAt(N.P00, T), B.getPtrTy()), RowBytes,
-                            expandAt(N.RStride, T), expandAt(N.QStride, T), expandAt(N.M, T), expandAt(N.RLo, T), Count,
-                            ConstantInt::get(IntPtr, Width)});
+            Value *P00 = expandAt(N.P00, T), *Fan = N.FanRows ? expandAt(N.FanStride, T) : nullptr;
+            for (unsigned I = 0; I < std::max(N.FanRows, 1u); ++I) { // (a fan: one record per row of it)
+              Value *P = I ? B.CreateAdd(P00, B.CreateMul(Fan, ConstantInt::get(IntPtr, I))) : P00;
+              if (N.M2) // lines of planes (collapse(3))
+                B.CreateCall(A->Store ? N3Store : N3Load,
+                             {B.CreateIntToPtr(P, B.getPtrTy()), RowBytes, expandAt(N.RStride, T),
+                              expandAt(N.JStride, T), expandAt(N.QStride, T), expandAt(N.M2, T), expandAt(N.M, T),
+                              expandAt(N.RLo, T), Count, ConstantInt::get(IntPtr, Width)});
+              else
+                B.CreateCall(A->Store ? NStore : NLoad,
+                             {B.CreateIntToPtr(P, B.getPtrTy()), RowBytes, expandAt(N.RStride, T),
+                              expandAt(N.QStride, T), expandAt(N.M, T), expandAt(N.RLo, T), Count,
+                              ConstantInt::get(IntPtr, Width)});
+            }
             continue;
           }
           if (Str) { // rows of RowBytes at Lo + i * Stride (rows that touch: the runtime's one range)
@@ -1782,6 +1841,7 @@ public:
     BAA = std::make_unique<BasicAAResult>(DL, *C, TLI, *AC, DTC.get());
     AA = std::make_unique<AAResults>(TLI);
     AA->addAAResult(*BAA);
+    foldUnitDivisions();
     moveInvariantLoads();
     widenIndices();
     if (std::getenv("QUIVER_RANGE_DEBUG") && std::strcmp(std::getenv("QUIVER_RANGE_DEBUG"), "copy") == 0) errs() << *C;
@@ -1825,6 +1885,26 @@ public:
             Again = true;
           }
       }
+    }
+  }
+
+  /// `x / 1` at -O0 (a collapsed loop's trip counts, `(n - 1 - 1) / 1`, one division per use) is x:
+  /// ScalarEvolution keeps each sdiv opaque, so the uses of one divisor would be different values.
+  void foldUnitDivisions() {
+    std::vector<BinaryOperator *> Work;
+    for (BasicBlock &BB : *C)
+      for (Instruction &I : BB)
+        if (auto *BO = dyn_cast<BinaryOperator>(&I))
+          if ((BO->getOpcode() == Instruction::SDiv || BO->getOpcode() == Instruction::UDiv) &&
+              isa<ConstantInt>(BO->getOperand(1)) && cast<ConstantInt>(BO->getOperand(1))->isOne())
+            Work.push_back(BO);
+    for (BinaryOperator *BO : Work) {
+      Value *X = BO->getOperand(0);
+      BO->replaceAllUsesWith(X);
+      for (auto &[PHC, Vs] : Slots)
+        for (auto &[V, Slot] : Vs)
+          if (V == BO) V = X;
+      BO->eraseFromParent();
     }
   }
 
@@ -1966,12 +2046,18 @@ public:
       R = ops(cast<SCEVNAryExpr>(S), [&](Value *X, Value *Y) { return B.CreateBinaryIntrinsic(ID, X, Y); });
       break;
     }
-    case scUDivExpr: {
+    case scUDivExpr: { // never a division by zero the program did not do: by a constant, or by umax(m, 1)
       auto *D = cast<SCEVUDivExpr>(S);
-      auto *K = dyn_cast<SCEVConstant>(D->getRHS()); // never a division by zero the program did not do
-      Value *X = K && !K->isZero() ? expr(D->getLHS(), At, Emit) : nullptr;
-      if (!X || !Emit) return X;
-      R = B.CreateUDiv(X, K->getValue());
+      auto *K = dyn_cast<SCEVConstant>(D->getRHS());
+      auto *Mx = dyn_cast<SCEVUMaxExpr>(D->getRHS()); // (a collapsed loop's divisor, nestLevel)
+      bool NonZero = K ? !K->isZero() : Mx && llvm::any_of(Mx->operands(), [](const SCEV *O) {
+        auto *C = dyn_cast<SCEVConstant>(O);
+        return C && !C->isZero();
+      });
+      Value *X = NonZero ? expr(D->getLHS(), At, Emit) : nullptr;
+      Value *Y = X ? expr(D->getRHS(), At, Emit) : nullptr;
+      if (!Y || !Emit) return Y;
+      R = B.CreateUDiv(X, Y);
       break;
     }
     case scAddRecExpr:
@@ -2001,13 +2087,16 @@ private:
       Type *VT = V->getType();
       if (!SE->isSCEVable(VT)) continue;
       const SCEV *Base = SE->getSCEV(V);
-      for (int Kind = 0; Kind < 3; ++Kind) { // as is / ptrtoint, sext, zext
+      for (int Kind = 0; Kind < 3; ++Kind) { // as is / ptrtoint / truncated, sext, zext
         const SCEV *E = nullptr;
         if (VT->isPointerTy()) {
           if (Kind || DL.getIntPtrType(VT) != T) continue;
           E = SE->getPtrToIntExpr(Base, T);
-        } else if (!VT->isIntegerTy() || VT->getIntegerBitWidth() > T->getIntegerBitWidth()) {
+        } else if (!VT->isIntegerTy()) {
           continue;
+        } else if (VT->getIntegerBitWidth() > T->getIntegerBitWidth()) { // `(int)` of a collapsed loop's i64 iv
+          if (Kind) continue;
+          E = SE->getTruncateExpr(Base, T);
         } else if (VT == T) {
           if (Kind) continue;
           E = Base;
@@ -2030,7 +2119,9 @@ private:
         if (!Emit) return SV;
         IRBuilder<> B(original(At));
         Value *X = VT->isPointerTy() ? B.CreatePtrToInt(SV, T)
-                   : VT == T ? SV : Kind == 1 ? B.CreateSExt(SV, T) : B.CreateZExt(SV, T);
+                   : VT == T ? SV
+                   : VT->getIntegerBitWidth() > T->getIntegerBitWidth() ? B.CreateTrunc(SV, T)
+                   : Kind == 1 ? B.CreateSExt(SV, T) : B.CreateZExt(SV, T);
         Value *R = B.CreateAdd(DV, B.CreateMul(QV, X));
         Made[{S, At}] = R;
         return R;
@@ -2070,9 +2161,18 @@ void hoistThroughCopy(Function &F, LoopInfo &LIF, DominatorTree &DTF, TargetLibr
       Instruction *T = A.Loops[J]->getLoopPreheader()->getTerminator();
       bool Ok = P.expr(A.Lo[J], T, false) && P.expr(A.Hi[J], T, false);
       for (auto &[V, Pol] : A.Conds[J]) Ok = Ok && P.value(V, T, false);
-      for (int K = 1; K <= J; ++K) Ok = Ok && P.expr(A.Tile[K].first, T, false) && P.expr(A.Tile[K].second, T, false);
+      for (int K = 1; K <= J; ++K)
+        Ok = Ok && (!A.Tile[K].first || (P.expr(A.Tile[K].first, T, false) && P.expr(A.Tile[K].second, T, false)));
       for (const SCEV *X : A.Strided[J]) Ok = Ok && (!X || P.expr(X, T, false));
+      if (A.Nest && J == (int)A.Loops.size() - 1) { // a collapsed loop's planes and their checks
+        const Access::NestLevel &N = *A.Nest;
+        for (const SCEV *X : {N.P00, N.RStride, N.QStride, N.M, N.RLo, N.Count, N.RowBytes, N.JStride, N.M2, N.FanStride})
+          Ok = Ok && (!X || P.expr(X, T, false));
+        for (auto &[X, Y] : N.Eq) Ok = Ok && P.expr(X, T, false) && P.expr(Y, T, false);
+        for (auto &[X, Y] : N.SGe) Ok = Ok && P.expr(X, T, false) && P.expr(Y, T, false);
+      }
       if (!Ok) {
+        if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: " << *A.I << " level " << J << " not rebuilt\n";
         A.Level = J - 1;
         break;
       }
