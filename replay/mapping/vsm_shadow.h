@@ -127,6 +127,42 @@ static __attribute__((noinline)) void F(map_range_call)(F(shv) s, i64 s0, i64 s1
     F(map_range)(s, s0, s1, keep, set_bits, mode, shift);
 }
 
+/* map_range (MAP_PLAIN) of shadow bytes [s0, s1) inside block b, for the hot loop's small writes into a
+ * split block (a sweep's first pass writing its elements one by one): the check that no byte changes and
+ * the write in one scalar pass instead of map_range's vector loops, which cost more than they save on a
+ * few bytes. A uniform block (the write splits it) and long writes go to map_range. */
+static __attribute__((noinline)) void F(write_in_block)(F(shv) s, i64 s0, i64 s1, i64 b, i64 keep,
+                                                        i64 set_bits) {
+    i64 lgb = s.lgb, bsz = (i64)1 << lgb, bs = b << lgb;
+    i64 lb = s.blo[b], ub = s.bhi[b];
+    if (lb == ub || s1 - s0 > 64) {
+        F(map_range)(s, s0, s1, keep, set_bits, MAP_PLAIN, 0);
+        return;
+    }
+    SH *a = s.shadow;
+    i64 lo = -1, hi = 0, changed = 0;
+    for (i64 i = s0; i < s1; i++) {
+        i64 v = (i64)a[i], nv = (v & keep) | set_bits;
+        changed |= nv ^ v;
+        a[i] = (SH)nv;   /* (the same value when nothing changes) */
+        lo &= nv;
+        hi |= nv;
+    }
+    if (changed == 0)
+        return;
+    /* as map_range does after its map_bytes (the range is not the whole block: a write that small) */
+    if (s1 == bs + bsz || s.bcnt[b] + (s1 - s0) >= bsz) {
+        F(bounds_bytes)(a, bs, bs + bsz, &lo, &hi);
+        s.blo[b] = lo;
+        s.bhi[b] = hi;
+        s.bcnt[b] = 0;
+    } else {
+        s.blo[b] = lb & lo;
+        s.bhi[b] = ub | hi;
+        s.bcnt[b] += s1 - s0;
+    }
+}
+
 /* Whether every shadow byte in [s0, s1) has bit (a read finds its copy valid). */
 static inline int F(all_have)(F(shv) s, i64 s0, i64 s1, i64 bit) {
     i64 lgb = s.lgb, bsz = (i64)1 << lgb, b = s0 >> lgb;
@@ -648,8 +684,8 @@ static void F(apply)(const qv_columns *cols, const qv_selection *sel, const qv_t
     const i64 *rows = sel->rows;
     i64 *ctr = st->ctr;
     F(shv) s = {(SH *)st->shadow, st->blo, st->bhi, st->bcnt, st->lgb};
-    const i64 *blo = s.blo, *bhi = s.bhi;
-    const i64 lgb = s.lgb;
+    i64 *blo = s.blo, *bhi = s.bhi;
+    const i64 lgb = s.lgb, bsz = (i64)1 << lgb;
     const int watching = w->n_wa > 0;
     const i64 *devmap = t->devmap;
     const i64 ndevmap = t->n_devmap, ndev = t->ndev;
@@ -681,8 +717,31 @@ static void F(apply)(const qv_columns *cols, const qv_selection *sel, const qv_t
                     i64 sb = cv.shadow + (key0 - cv.lo), b0 = sb >> lgb;
                     int one = (sb + sz - 1) >> lgb == b0;
                     if (op[r] & A_WRITE) {
-                        if (!(one && unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi)))
+                        if (!one)
                             F(map_range_call)(s, sb, sb + sz, keep_dev, cvv | cvi, MAP_PLAIN, 0);
+                        else if (!unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi)) {
+                            i64 lb = blo[b0], ub = bhi[b0], set = cvv | cvi;
+                            if (lb != ub && sz <= 16 && s.bcnt[b0] + sz < bsz && sb + sz != (b0 + 1) << lgb) {
+                                /* a few bytes into a split block, not its last ones: F(write_in_block)'s
+                                 * common case, without the call */
+                                SH *a = s.shadow + sb;
+                                i64 lo = -1, hi = 0, changed = 0;
+                                for (i64 k = 0; k < sz; k++) {
+                                    i64 v = (i64)a[k], nv = (v & keep_dev) | set;
+                                    changed |= nv ^ v;
+                                    a[k] = (SH)nv;
+                                    lo &= nv;
+                                    hi |= nv;
+                                }
+                                if (changed) {
+                                    blo[b0] = lb & lo;
+                                    bhi[b0] = ub | hi;
+                                    s.bcnt[b0] += sz;
+                                }
+                            } else {
+                                F(write_in_block)(s, sb, sb + sz, b0, keep_dev, set);
+                            }
+                        }
                         continue;
                     }
                     if (one && (blo[b0] & cvv) != 0)
