@@ -69,6 +69,41 @@ static void F(fill)(SH *a, i64 s0, i64 s1, i64 v) {
         a[i] = (SH)v;
 }
 
+/* The plain map (keep, set) on bytes a[0:n] in one scalar pass (few bytes: no vector set-up): whether any
+ * byte changed (an unchanged byte is stored as it was); *lo_out, *hi_out: AND and OR of the new values. */
+static inline int F(write_few)(SH *a, i64 n, i64 keep, i64 set_bits, i64 *lo_out, i64 *hi_out) {
+    i64 lo = -1, hi = 0, changed = 0;
+    for (i64 i = 0; i < n; i++) {
+        i64 v = (i64)a[i], nv = (v & keep) | set_bits;
+        changed |= nv ^ v;
+        a[i] = (SH)nv;
+        lo &= nv;
+        hi |= nv;
+    }
+    *lo_out = lo;
+    *hi_out = hi;
+    return changed != 0;
+}
+
+/* Block b's bounds after a write changed bytes [s0, e) of it, not the whole block, to values of AND lo and
+ * OR hi (lb, ub: its bounds before): bcnt[b] counts bytes changed by partial operations since the bounds
+ * were last made exact; when it reaches the block size (or the write reaches the block's end: a sweep
+ * leaving it) the bounds are recomputed, so a block that scattered writes have made uniform again is
+ * seen as uniform (amortised O(1) per byte). */
+static inline void F(partial_bounds)(F(shv) s, i64 b, i64 s0, i64 e, i64 lb, i64 ub, i64 lo, i64 hi) {
+    i64 bsz = (i64)1 << s.lgb, bs = b << s.lgb;
+    if (e == bs + bsz || s.bcnt[b] + (e - s0) >= bsz) {
+        F(bounds_bytes)(s.shadow, bs, bs + bsz, &lo, &hi);
+        s.blo[b] = lo;
+        s.bhi[b] = hi;
+        s.bcnt[b] = 0;
+    } else {
+        s.blo[b] = lb & lo;
+        s.bhi[b] = ub | hi;
+        s.bcnt[b] += e - s0;
+    }
+}
+
 /* Apply a bit map to shadow bytes [s0, s1), block by block.
  *
  * bcnt[b]: bytes changed by partial operations since block b's bounds were last made exact; when it
@@ -102,17 +137,8 @@ static inline void F(map_range)(F(shv) s, i64 s0, i64 s1, i64 keep, i64 set_bits
                 s.blo[b] = lo;
                 s.bhi[b] = hi;
                 s.bcnt[b] = 0;
-            } else if (e == be || s.bcnt[b] + (e - s0) >= bsz) {
-                /* a partial write reaching the block's end (a sweep leaving it), or as many bytes written
-                 * as the block holds: make its bounds exact (amortised O(1) per byte) */
-                F(bounds_bytes)(s.shadow, bs, be, &lo, &hi);
-                s.blo[b] = lo;
-                s.bhi[b] = hi;
-                s.bcnt[b] = 0;
             } else {
-                s.blo[b] = lb & lo;
-                s.bhi[b] = ub | hi;
-                s.bcnt[b] += e - s0;
+                F(partial_bounds)(s, b, s0, e, lb, ub, lo, hi);
             }
         }
         s0 = e;
@@ -139,28 +165,9 @@ static __attribute__((noinline)) void F(write_in_block)(F(shv) s, i64 s0, i64 s1
         F(map_range)(s, s0, s1, keep, set_bits, MAP_PLAIN, 0);
         return;
     }
-    SH *a = s.shadow;
-    i64 lo = -1, hi = 0, changed = 0;
-    for (i64 i = s0; i < s1; i++) {
-        i64 v = (i64)a[i], nv = (v & keep) | set_bits;
-        changed |= nv ^ v;
-        a[i] = (SH)nv;   /* (the same value when nothing changes) */
-        lo &= nv;
-        hi |= nv;
-    }
-    if (changed == 0)
-        return;
-    /* as map_range does after its map_bytes (the range is not the whole block: a write that small) */
-    if (s1 == bs + bsz || s.bcnt[b] + (s1 - s0) >= bsz) {
-        F(bounds_bytes)(a, bs, bs + bsz, &lo, &hi);
-        s.blo[b] = lo;
-        s.bhi[b] = hi;
-        s.bcnt[b] = 0;
-    } else {
-        s.blo[b] = lb & lo;
-        s.bhi[b] = ub | hi;
-        s.bcnt[b] += s1 - s0;
-    }
+    i64 lo, hi;
+    if (F(write_few)(s.shadow + s0, s1 - s0, keep, set_bits, &lo, &hi))
+        F(partial_bounds)(s, b, s0, s1, lb, ub, lo, hi);   /* (a whole block written: its bounds recomputed) */
 }
 
 /* Whether every shadow byte in [s0, s1) has bit (a read finds its copy valid). */
@@ -724,16 +731,8 @@ static void F(apply)(const qv_columns *cols, const qv_selection *sel, const qv_t
                             if (lb != ub && sz <= 16 && s.bcnt[b0] + sz < bsz && sb + sz != (b0 + 1) << lgb) {
                                 /* a few bytes into a split block, not its last ones: F(write_in_block)'s
                                  * common case, without the call */
-                                SH *a = s.shadow + sb;
-                                i64 lo = -1, hi = 0, changed = 0;
-                                for (i64 k = 0; k < sz; k++) {
-                                    i64 v = (i64)a[k], nv = (v & keep_dev) | set;
-                                    changed |= nv ^ v;
-                                    a[k] = (SH)nv;
-                                    lo &= nv;
-                                    hi |= nv;
-                                }
-                                if (changed) {
+                                i64 lo, hi;
+                                if (F(write_few)(s.shadow + sb, sz, keep_dev, set, &lo, &hi)) {
                                     blo[b0] = lb & lo;
                                     bhi[b0] = ub | hi;
                                     s.bcnt[b0] += sz;
