@@ -53,7 +53,9 @@ the first occurrence and summing bytes and occurrences (one per event). The orac
 Speed (the C kernel ``vsm_kernel.c``, loaded by ``vsm_native``): the shadow is kept in blocks of
 4 KiB with a lower and an upper bound of their bits; a uniform block is one value (its bytes are
 not even paged in), so copies, allocations and whole-array accesses cost O(blocks), a read of a
-block whose lower bound has the valid bit is O(1), and what is left runs as vectorised slice loops. ``loc``/``id``/``aux`` of a streamed batch
+block whose lower bound has the valid bit is O(1), and what is left runs as vectorised slice loops. The
+common row (a one-block device access in one of the two last-used device copies) is settled by a small
+loop that keeps its values in registers; every other row goes through one out-of-line function. ``loc``/``id``/``aux`` of a streamed batch
 are read only when one of its rows produces a finding or an overflow.
 """
 

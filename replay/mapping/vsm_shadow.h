@@ -69,6 +69,41 @@ static void F(fill)(SH *a, i64 s0, i64 s1, i64 v) {
         a[i] = (SH)v;
 }
 
+/* The plain map (keep, set) on bytes a[0:n] in one scalar pass (few bytes: no vector set-up): whether any
+ * byte changed (an unchanged byte is stored as it was); *lo_out, *hi_out: AND and OR of the new values. */
+static inline int F(write_few)(SH *a, i64 n, i64 keep, i64 set_bits, i64 *lo_out, i64 *hi_out) {
+    i64 lo = -1, hi = 0, changed = 0;
+    for (i64 i = 0; i < n; i++) {
+        i64 v = (i64)a[i], nv = (v & keep) | set_bits;
+        changed |= nv ^ v;
+        a[i] = (SH)nv;
+        lo &= nv;
+        hi |= nv;
+    }
+    *lo_out = lo;
+    *hi_out = hi;
+    return changed != 0;
+}
+
+/* Block b's bounds after a write changed bytes [s0, e) of it, not the whole block, to values of AND lo and
+ * OR hi (lb, ub: its bounds before): bcnt[b] counts bytes changed by partial operations since the bounds
+ * were last made exact; when it reaches the block size (or the write reaches the block's end: a sweep
+ * leaving it) the bounds are recomputed, so a block that scattered writes have made uniform again is
+ * seen as uniform (amortised O(1) per byte). */
+static inline void F(partial_bounds)(F(shv) s, i64 b, i64 s0, i64 e, i64 lb, i64 ub, i64 lo, i64 hi) {
+    i64 bsz = (i64)1 << s.lgb, bs = b << s.lgb;
+    if (e == bs + bsz || s.bcnt[b] + (e - s0) >= bsz) {
+        F(bounds_bytes)(s.shadow, bs, bs + bsz, &lo, &hi);
+        s.blo[b] = lo;
+        s.bhi[b] = hi;
+        s.bcnt[b] = 0;
+    } else {
+        s.blo[b] = lb & lo;
+        s.bhi[b] = ub | hi;
+        s.bcnt[b] += e - s0;
+    }
+}
+
 /* Apply a bit map to shadow bytes [s0, s1), block by block.
  *
  * bcnt[b]: bytes changed by partial operations since block b's bounds were last made exact; when it
@@ -102,17 +137,8 @@ static inline void F(map_range)(F(shv) s, i64 s0, i64 s1, i64 keep, i64 set_bits
                 s.blo[b] = lo;
                 s.bhi[b] = hi;
                 s.bcnt[b] = 0;
-            } else if (e == be || s.bcnt[b] + (e - s0) >= bsz) {
-                /* a partial write reaching the block's end (a sweep leaving it), or as many bytes written
-                 * as the block holds: make its bounds exact (amortised O(1) per byte) */
-                F(bounds_bytes)(s.shadow, bs, be, &lo, &hi);
-                s.blo[b] = lo;
-                s.bhi[b] = hi;
-                s.bcnt[b] = 0;
             } else {
-                s.blo[b] = lb & lo;
-                s.bhi[b] = ub | hi;
-                s.bcnt[b] += e - s0;
+                F(partial_bounds)(s, b, s0, e, lb, ub, lo, hi);
             }
         }
         s0 = e;
@@ -120,10 +146,28 @@ static inline void F(map_range)(F(shv) s, i64 s0, i64 s1, i64 keep, i64 set_bits
     }
 }
 
-/* map_range as a function call (control events: rare, big ranges; keeps the kernel small). */
-static __attribute__((noinline)) void F(map_range_ctl)(F(shv) s, i64 s0, i64 s1, i64 keep, i64 set_bits,
+/* map_range as a function call (control events: rare, big ranges; the hot loop's writes that change
+ * bytes: keeps the kernel small and the hot loop's values in registers). */
+static __attribute__((noinline)) void F(map_range_call)(F(shv) s, i64 s0, i64 s1, i64 keep, i64 set_bits,
                                                        i64 mode, i64 shift) {
     F(map_range)(s, s0, s1, keep, set_bits, mode, shift);
+}
+
+/* map_range (MAP_PLAIN) of shadow bytes [s0, s1) inside block b, for the hot loop's small writes into a
+ * split block (a sweep's first pass writing its elements one by one): the check that no byte changes and
+ * the write in one scalar pass instead of map_range's vector loops, which cost more than they save on a
+ * few bytes. A uniform block (the write splits it) and long writes go to map_range. */
+static __attribute__((noinline)) void F(write_in_block)(F(shv) s, i64 s0, i64 s1, i64 b, i64 keep,
+                                                        i64 set_bits) {
+    i64 lgb = s.lgb, bsz = (i64)1 << lgb, bs = b << lgb;
+    i64 lb = s.blo[b], ub = s.bhi[b];
+    if (lb == ub || s1 - s0 > 64) {
+        F(map_range)(s, s0, s1, keep, set_bits, MAP_PLAIN, 0);
+        return;
+    }
+    i64 lo, hi;
+    if (F(write_few)(s.shadow + s0, s1 - s0, keep, set_bits, &lo, &hi))
+        F(partial_bounds)(s, b, s0, s1, lb, ub, lo, hi);   /* (a whole block written: its bounds recomputed) */
 }
 
 /* Whether every shadow byte in [s0, s1) has bit (a read finds its copy valid). */
@@ -290,7 +334,7 @@ static __attribute__((noinline)) void F(apply_control)(F(shv) s, const qv_tables
             i64 stop = end < run_end ? end : run_end;
             if (s0 >= 0) {
                 i64 s1 = s0 + (stop - key);
-                F(map_range_ctl)(s, s0, s1, 0, OVV | OVI, MAP_PLAIN, 0);
+                F(map_range_call)(s, s0, s1, 0, OVV | OVI, MAP_PLAIN, 0);
                 F(watch)(s, w, s0, s1, g);
             }
             key = stop;
@@ -351,9 +395,9 @@ static __attribute__((noinline)) void F(apply_control)(F(shv) s, const qv_tables
             insert_live(st, dk, e);
             if (op == D_ASSOC && CT(t, c, CT_AUX) == 1)
                 /* a declare-target variable's device copy: initialised from the device image */
-                F(map_range_ctl)(s, s0, s0 + size, -1, cvv | cvi, MAP_PLAIN, 0);
+                F(map_range_call)(s, s0, s0 + size, -1, cvv | cvi, MAP_PLAIN, 0);
             else
-                F(map_range_ctl)(s, s0, s0 + size, ~(cvv | cvi), 0, MAP_PLAIN, 0);
+                F(map_range_call)(s, s0, s0 + size, ~(cvv | cvi), 0, MAP_PLAIN, 0);
             F(watch)(s, w, s0, s0 + size, g);
         } else if (op == D_DELETE || op == D_DISASSOC) {
             i64 i, e = find_live(st, dk, &i);
@@ -362,7 +406,7 @@ static __attribute__((noinline)) void F(apply_control)(F(shv) s, const qv_tables
             EN(st, e, EN_RELEASE) = g;
             remove_live(st, i);
             i64 s0 = EN(st, e, EN_SHADOW);
-            F(map_range_ctl)(s, s0, s0 + EN(st, e, EN_SIZE), ~(cvv | cvi), 0, MAP_PLAIN, 0);
+            F(map_range_call)(s, s0, s0 + EN(st, e, EN_SIZE), ~(cvv | cvi), 0, MAP_PLAIN, 0);
             F(watch)(s, w, s0, s0 + EN(st, e, EN_SIZE), g);
         } else if (op == D_TO || op == D_FROM) {
             i64 clause = clause_of(t, st, ckey, hk, CT(t, c, CT_NAME));
@@ -382,43 +426,280 @@ static __attribute__((noinline)) void F(apply_control)(F(shv) s, const qv_tables
             i64 shift = 2 + 2 * di;
             if (op == D_TO) {
                 if (direct)   /* CV := OV */
-                    F(map_range_ctl)(s, s0, s0 + n, ~(cvv | cvi), 0, MAP_TO, shift);
+                    F(map_range_call)(s, s0, s0 + n, ~(cvv | cvi), 0, MAP_TO, shift);
                 else   /* the runtime wrote a device address into this CV (pointer attachment) */
-                    F(map_range_ctl)(s, s0, s0 + n, -1, cvv | cvi, MAP_PLAIN, 0);
+                    F(map_range_call)(s, s0, s0 + n, -1, cvv | cvi, MAP_PLAIN, 0);
             } else {
                 if (!direct)
                     return;
-                F(map_range_ctl)(s, s0, s0 + n, ~(i64)(OVV | OVI), 0, MAP_FROM, shift);
+                F(map_range_call)(s, s0, s0 + n, ~(i64)(OVV | OVI), 0, MAP_FROM, shift);
             }
             F(watch)(s, w, s0, s0 + n, g);
         }
     }
 }
 
-/* Apply the selected rows of one column set (see qv_vsm_apply in vsm_kernel.c). */
-static void F(apply)(const qv_columns *cols, const qv_selection *sel, const qv_tables *t, qv_state *st,
-                     const qv_watch *w) {
+/* Lookup caches of one F(apply) call, invalidated whenever a control event changes the tables: host: the
+ * tracked interval [h_lo, h_hi) at shadow h_base; device: the last two live CVs looked up (kernels
+ * alternate between a few arrays: a hit in cv2 swaps the two). */
+typedef struct {
+    i64 h_lo, h_hi, h_base;
+    cached_cv cv, cv2;
+} F(caches);
+
+/* One row that F(apply)'s hot loop does not settle (a control event, a host access, a strided run, a
+ * device access outside the two cached CVs, a bad read; every row while watching): all the rules.
+ * Returns 1 when the kernel must stop at this row (it needs the lazy columns), else 0. Not inlined, so
+ * that the hot loop keeps its few values in registers. */
+static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *cols, const qv_tables *t,
+                                                  qv_state *st, const qv_watch *w, F(caches) *c, i64 r, i64 g,
+                                                  int watching) {
     const int16_t *kind = cols->kind;
     const int32_t *rank = cols->rank, *device = cols->device, *op = cols->op;
     const uint64_t *addr = cols->addr, *size = cols->size, *stride = cols->stride;
     const int64_t *blocks = cols->blocks;
-    const i64 *rows = sel->rows;
     i64 *ctr = st->ctr;
-    F(shv) s = {(SH *)st->shadow, st->blo, st->bhi, st->bcnt, st->lgb};
     i64 *blo = s.blo, *bhi = s.bhi, lgb = s.lgb;
     int lazy = cols->lazy != 0;
-    int watching = w->n_wa > 0;
     const i64 *devmap = t->devmap, *ct_event = t->ct_event;
     i64 n_ct = t->n_ct, ndevmap = t->n_devmap, ndev = t->ndev;
     i64 keep_host = ~t->all_cvv;
     i64 keep_dev = ~((i64)OVV | t->all_cvv);
     i64 set_host = (OVV | OVI) & keep_host;
-    ctr[C_STOP] = -1;
-    /* lookup caches, invalidated whenever a control event changes the tables: host: the tracked interval
-     * [h_lo, h_hi) at shadow h_base; device: the last two live CVs looked up (kernels alternate between
-     * a few arrays: a hit in cv2 swaps the two) */
-    i64 h_lo = 0, h_hi = 0, h_base = 0;
+    i64 h_lo = c->h_lo, h_hi = c->h_hi, h_base = c->h_base;
+    cached_cv cv = c->cv, cv2 = c->cv2, tmp;
+    int stop_here = 0;
+    i64 kd = kind[r];
+    if (kd != K_ACCESS) {
+        if (kd == K_ALLOC || kd == K_FREE || kd == K_MAP || kd == K_DATA) {
+            i64 ci = search(ct_event, n_ct, g);
+            if (ci >= 0 && ct_event[ci] == g) {
+                F(apply_control)(s, t, st, w, ci, g);
+                ctr[C_EPOCH] = g;
+                h_hi = 0;
+                h_lo = 0;
+                cv = cv2 = NO_CV;
+            }
+        }
+        goto out;
+    }
+    i64 sz = (i64)size[r];
+    if (sz <= 0)
+        goto out;
+    i64 a0 = (i64)addr[r];
+    i64 nblk = blocks[r] > 1 ? blocks[r] : 1;
+    i64 step = nblk > 1 ? (i64)stride[r] : 0;
+    i64 rk = rank[r];
+    i64 dv = device[r];
+    int write = (op[r] & A_WRITE) != 0;
+    i64 di = -1;
+    if (dv >= 0) {
+        if (dv >= ndevmap)
+            goto out;
+        di = devmap[dv];
+        if (di < 0)
+            goto out;
+    }
+    if (di >= 0 && a0 >= 0 && (nblk == 1 || step > 0)) {
+        /* a device range or strided run wholly inside one of the two cached CVs: its blocks map to
+         * shadow bytes at the same stride, so only the per-block state checks remain */
+        i64 key0 = ((rk * ndev + di) << SHIFT) | a0;
+        i64 span = (nblk - 1) * step + sz;
+        int inside = ((a0 + span) >> SHIFT) == 0;
+        if (inside && !(cv.lo <= key0 && key0 + span <= cv.hi) && cv2.lo <= key0 && key0 + span <= cv2.hi) {
+            tmp = cv;
+            cv = cv2;
+            cv2 = tmp;
+        }
+        if (inside && cv.lo <= key0 && key0 + span <= cv.hi) {
+            i64 cvv = cv_valid(di), cvi = cv_init(di);
+            i64 sb = cv.shadow + (key0 - cv.lo);
+            if (nblk == 1) {
+                /* the common row: one shadow block whose bounds decide it (else the general path) */
+                i64 b0 = sb >> lgb;
+                if (!watching && (sb + sz - 1) >> lgb == b0) {
+                    if (write) {
+                        if (unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi))
+                            goto out;
+                    } else if ((blo[b0] & cvv) != 0) {
+                        goto out;
+                    }
+                }
+            } else if (!watching && span >> lgb <= nblk * ((sz >> lgb) + 1)
+                       && span_settled(blo, bhi, lgb, sb, sb + span, write, keep_dev, cvv | cvi, cvv)) {
+                /* the whole span at once when it has fewer shadow blocks than the run's blocks touch */
+                goto out;
+            } else {
+                int done = 1;
+                for (i64 blk = 0; blk < nblk; blk++) {
+                    i64 s0 = sb + blk * step, s1 = s0 + sz, b0 = s0 >> lgb;
+                    int one = (s1 - 1) >> lgb == b0;
+                    if (write) {
+                        F(write_piece)(s, s0, s1, b0, one, keep_dev, cvv | cvi);
+                        if (watching)
+                            F(watch)(s, w, s0, s1, g);
+                    } else if (!(one && (blo[b0] & cvv) != 0) && !F(all_have)(s, s0, s1, cvv)) {
+                        done = 0;   /* a bad read: the general path below records it, block by block */
+                        break;
+                    }
+                }
+                if (done)
+                    goto out;
+            }
+        }
+    }
+    i64 row_e = -1;   /* CV entry the row's first block began in: later blocks outside it overflow it */
+    int row_first = 1;
+    for (i64 blk = 0; blk < nblk; blk++) {
+        i64 a = a0 + blk * step;
+        if (((a | (a + sz)) >> SHIFT) != 0)
+            continue;   /* not a real address (see build_static) */
+        if (di < 0) {
+            /* ---------------- host access: pieces in tracked memory ---------------- */
+            i64 key = (rk << SHIFT) | a, end = key + sz;
+            while (key < end) {
+                if (!(h_lo <= key && key < h_hi)) {
+                    i64 i = search(t->tr_lo, t->n_tr, key);
+                    if (i >= 0 && key < t->tr_hi[i]) {
+                        h_lo = t->tr_lo[i];
+                        h_hi = t->tr_hi[i];
+                        h_base = t->tr_base[i];
+                    } else {   /* untracked memory up to the next tracked interval */
+                        i64 next = i + 1 < t->n_tr ? t->tr_lo[i + 1] : BIG;
+                        key = end < next ? end : next;
+                        continue;
+                    }
+                }
+                i64 stop = end < h_hi ? end : h_hi;
+                i64 s0 = h_base + (key - h_lo), s1 = s0 + (stop - key), b0 = s0 >> lgb;
+                int one = (s1 - 1) >> lgb == b0;   /* the piece is in one block: decide from its bounds */
+                if (write) {
+                    F(write_piece)(s, s0, s1, b0, one, keep_host, set_host);
+                    if (watching)
+                        F(watch)(s, w, s0, s1, g);
+                } else if (one && (blo[b0] & OVV) != 0) {
+                } else if (!F(all_have)(s, s0, s1, OVV)) {
+                    if (lazy) {
+                        stop_here = 1;
+                        goto out;
+                    }
+                    F(host_read_findings)(s, st, s0, s1, key, g, rk, cols->loc[r], cols->aux[r], sz);
+                }
+                key = stop;
+            }
+        } else {
+            /* ---------------- device access: pieces in live CVs, gaps checked for overflow ---------------- */
+            i64 cvv = cv_valid(di), cvi = cv_init(di);
+            i64 key = ((rk * ndev + di) << SHIFT) | a, start = key, start_lo = -1, start_e = -1, end = key + sz;
+            if (row_e >= 0 && !(EN(st, row_e, EN_DEV) <= key
+                                && key < EN(st, row_e, EN_DEV) + EN(st, row_e, EN_SIZE))) {
+                /* one strided access: a block past the section of the first is that variable's overflow,
+                 * wherever it lands (another variable's device copy, a gap) */
+                if (lazy) {
+                    stop_here = 1;
+                    goto out;
+                }
+                overflow_of(st, row_e, key, end, g, rk, di, cols->loc[r], cols->aux[r], sz);
+                continue;
+            }
+            if (row_first) {
+                i64 row_i;
+                row_first = 0;
+                row_e = find_live(st, key, &row_i);
+            }
+            while (key < end) {
+                if (key != start && cv.lo == start_lo) {
+                    /* one access that began in a CV runs past its end: the rest overflows that variable */
+                    if (lazy) {
+                        stop_here = 1;
+                        goto out;
+                    }
+                    overflow_of(st, start_e, key, end, g, rk, di, cols->loc[r], cols->aux[r], sz);
+                    break;
+                }
+                if (!(cv.lo <= key && key < cv.hi)) {
+                    i64 i = -1, e;
+                    if (cv2.lo <= key && key < cv2.hi) {
+                        tmp = cv;
+                        cv = cv2;
+                        cv2 = tmp;
+                        e = cv.entry;
+                    } else {
+                        e = find_live(st, key, &i);
+                    }
+                    if (e >= 0 && !(cv.lo <= key && key < cv.hi)) {
+                        cv2 = cv;
+                        cv.lo = EN(st, e, EN_DEV);
+                        cv.hi = cv.lo + EN(st, e, EN_SIZE);
+                        cv.shadow = EN(st, e, EN_SHADOW);
+                        cv.entry = e;
+                    } else if (e < 0) {
+                        i64 stop = i + 1 < ctr[C_NLIVE] ? (end < st->lv_key[i + 1] ? end : st->lv_key[i + 1]) : end;
+                        if (lazy) {
+                            stop_here = 1;
+                            goto out;
+                        }
+                        overflow(t, st, key, stop, g, rk, di, cols->eid[r], cols->loc[r], cols->aux[r], sz);
+                        key = stop;
+                        continue;
+                    }
+                }
+                if (key == start) {
+                    start_lo = cv.lo;
+                    start_e = cv.entry;
+                }
+                i64 stop = end < cv.hi ? end : cv.hi;
+                i64 s0 = cv.shadow + (key - cv.lo), s1 = s0 + (stop - key), b0 = s0 >> lgb;
+                int one = (s1 - 1) >> lgb == b0;
+                if (write) {
+                    F(write_piece)(s, s0, s1, b0, one, keep_dev, cvv | cvi);
+                    if (watching)
+                        F(watch)(s, w, s0, s1, g);
+                } else if (one && (blo[b0] & cvv) != 0) {
+                } else if (!F(all_have)(s, s0, s1, cvv)) {
+                    if (lazy) {
+                        stop_here = 1;
+                        goto out;
+                    }
+                    F(device_read_findings)(s, st, s0, s1, key, g, rk, di, cvv, cvi, cv.entry, cols->loc[r],
+                                            cols->aux[r], sz);
+                }
+                key = stop;
+            }
+        }
+    }
+out:
+    c->h_lo = h_lo;
+    c->h_hi = h_hi;
+    c->h_base = h_base;
+    c->cv = cv;
+    c->cv2 = cv2;
+    return stop_here;
+}
+
+/* Apply the selected rows of one column set (see qv_vsm_apply in vsm_kernel.c).
+ *
+ * The hot loop settles the common row itself: a one-block device access (not strided) inside one of the
+ * two cached CVs whose block's bounds decide it (a read of a valid copy, a write that changes nothing) or
+ * that writes into that CV; every other row goes to F(apply_row). */
+static void F(apply)(const qv_columns *cols, const qv_selection *sel, const qv_tables *t, qv_state *st,
+                     const qv_watch *w) {
+    const int16_t *kind = cols->kind;
+    const int32_t *rank = cols->rank, *device = cols->device, *op = cols->op;
+    const uint64_t *addr = cols->addr, *size = cols->size;
+    const int64_t *blocks = cols->blocks;
+    const i64 *rows = sel->rows;
+    i64 *ctr = st->ctr;
+    F(shv) s = {(SH *)st->shadow, st->blo, st->bhi, st->bcnt, st->lgb};
+    i64 *blo = s.blo, *bhi = s.bhi;
+    const i64 lgb = s.lgb, bsz = (i64)1 << lgb;
+    const int watching = w->n_wa > 0;
+    const i64 *devmap = t->devmap;
+    const i64 ndevmap = t->n_devmap, ndev = t->ndev;
+    const i64 keep_dev = ~((i64)OVV | t->all_cvv);
+    F(caches) c = {0, 0, 0, NO_CV, NO_CV};
     cached_cv cv = NO_CV, cv2 = NO_CV, tmp;
+    ctr[C_STOP] = -1;
     for (i64 j = sel->first; j < sel->n_rows; j++) {
         i64 r = rows ? rows[j] : j;
         i64 g = sel->base + r;
@@ -428,205 +709,53 @@ static void F(apply)(const qv_columns *cols, const qv_selection *sel, const qv_t
                 w->wa_done[w->st_w[k]] = 1;
                 k++;
             }
-        }
-        i64 kd = kind[r];
-        if (kd != K_ACCESS) {
-            if (kd == K_ALLOC || kd == K_FREE || kd == K_MAP || kd == K_DATA) {
-                i64 c = search(ct_event, n_ct, g);
-                if (c >= 0 && ct_event[c] == g) {
-                    F(apply_control)(s, t, st, w, c, g);
-                    ctr[C_EPOCH] = g;
-                    h_hi = 0;
-                    h_lo = 0;
-                    cv = cv2 = NO_CV;
+        } else if (kind[r] == K_ACCESS && blocks[r] <= 1) {
+            i64 sz = (i64)size[r], a0 = (i64)addr[r], dv = device[r];
+            i64 di = dv >= 0 && dv < ndevmap ? devmap[dv] : -1;
+            if (sz > 0 && di >= 0 && a0 >= 0 && ((a0 + sz) >> SHIFT) == 0) {
+                i64 key0 = ((rank[r] * ndev + di) << SHIFT) | a0, key1 = key0 + sz;
+                if (!(cv.lo <= key0 && key1 <= cv.hi) && cv2.lo <= key0 && key1 <= cv2.hi) {
+                    tmp = cv;
+                    cv = cv2;
+                    cv2 = tmp;
                 }
-            }
-            continue;
-        }
-        i64 sz = (i64)size[r];
-        if (sz <= 0)
-            continue;
-        i64 a0 = (i64)addr[r];
-        i64 nblk = blocks[r] > 1 ? blocks[r] : 1;
-        i64 step = nblk > 1 ? (i64)stride[r] : 0;
-        i64 rk = rank[r];
-        i64 dv = device[r];
-        int write = (op[r] & A_WRITE) != 0;
-        i64 di = -1;
-        if (dv >= 0) {
-            if (dv >= ndevmap)
-                continue;
-            di = devmap[dv];
-            if (di < 0)
-                continue;
-        }
-        if (di >= 0 && a0 >= 0 && (nblk == 1 || step > 0)) {
-            /* a device range or strided run wholly inside one of the two cached CVs: its blocks map to
-             * shadow bytes at the same stride, so only the per-block state checks remain */
-            i64 key0 = ((rk * ndev + di) << SHIFT) | a0;
-            i64 span = (nblk - 1) * step + sz;
-            int inside = ((a0 + span) >> SHIFT) == 0;
-            if (inside && !(cv.lo <= key0 && key0 + span <= cv.hi) && cv2.lo <= key0 && key0 + span <= cv2.hi) {
-                tmp = cv;
-                cv = cv2;
-                cv2 = tmp;
-            }
-            if (inside && cv.lo <= key0 && key0 + span <= cv.hi) {
-                i64 cvv = cv_valid(di), cvi = cv_init(di);
-                i64 sb = cv.shadow + (key0 - cv.lo);
-                if (nblk == 1) {
-                    /* the common row: one shadow block whose bounds decide it (else the general path) */
-                    i64 b0 = sb >> lgb;
-                    if (!watching && (sb + sz - 1) >> lgb == b0) {
-                        if (write) {
-                            if (unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi))
-                                continue;
-                        } else if ((blo[b0] & cvv) != 0) {
-                            continue;
-                        }
-                    }
-                } else if (!watching && span >> lgb <= nblk * ((sz >> lgb) + 1)
-                           && span_settled(blo, bhi, lgb, sb, sb + span, write, keep_dev, cvv | cvi, cvv)) {
-                    /* the whole span at once when it has fewer shadow blocks than the run's blocks touch */
-                    continue;
-                } else {
-                    int done = 1;
-                    for (i64 blk = 0; blk < nblk; blk++) {
-                        i64 s0 = sb + blk * step, s1 = s0 + sz, b0 = s0 >> lgb;
-                        int one = (s1 - 1) >> lgb == b0;
-                        if (write) {
-                            F(write_piece)(s, s0, s1, b0, one, keep_dev, cvv | cvi);
-                            if (watching)
-                                F(watch)(s, w, s0, s1, g);
-                        } else if (!(one && (blo[b0] & cvv) != 0) && !F(all_have)(s, s0, s1, cvv)) {
-                            done = 0;   /* a bad read: the general path below records it, block by block */
-                            break;
-                        }
-                    }
-                    if (done)
-                        continue;
-                }
-            }
-        }
-        i64 row_e = -1;   /* CV entry the row's first block began in: later blocks outside it overflow it */
-        int row_first = 1;
-        for (i64 blk = 0; blk < nblk; blk++) {
-            i64 a = a0 + blk * step;
-            if (((a | (a + sz)) >> SHIFT) != 0)
-                continue;   /* not a real address (see build_static) */
-            if (di < 0) {
-                /* ---------------- host access: pieces in tracked memory ---------------- */
-                i64 key = (rk << SHIFT) | a, end = key + sz;
-                while (key < end) {
-                    if (!(h_lo <= key && key < h_hi)) {
-                        i64 i = search(t->tr_lo, t->n_tr, key);
-                        if (i >= 0 && key < t->tr_hi[i]) {
-                            h_lo = t->tr_lo[i];
-                            h_hi = t->tr_hi[i];
-                            h_base = t->tr_base[i];
-                        } else {   /* untracked memory up to the next tracked interval */
-                            i64 next = i + 1 < t->n_tr ? t->tr_lo[i + 1] : BIG;
-                            key = end < next ? end : next;
-                            continue;
-                        }
-                    }
-                    i64 stop = end < h_hi ? end : h_hi;
-                    i64 s0 = h_base + (key - h_lo), s1 = s0 + (stop - key), b0 = s0 >> lgb;
-                    int one = (s1 - 1) >> lgb == b0;   /* the piece is in one block: decide from its bounds */
-                    if (write) {
-                        F(write_piece)(s, s0, s1, b0, one, keep_host, set_host);
-                        if (watching)
-                            F(watch)(s, w, s0, s1, g);
-                    } else if (one && (blo[b0] & OVV) != 0) {
-                    } else if (!F(all_have)(s, s0, s1, OVV)) {
-                        if (lazy) {
-                            ctr[C_STOP] = j;
-                            return;
-                        }
-                        F(host_read_findings)(s, st, s0, s1, key, g, rk, cols->loc[r], cols->aux[r], sz);
-                    }
-                    key = stop;
-                }
-            } else {
-                /* ---------------- device access: pieces in live CVs, gaps checked for overflow ---------------- */
-                i64 cvv = cv_valid(di), cvi = cv_init(di);
-                i64 key = ((rk * ndev + di) << SHIFT) | a, start = key, start_lo = -1, start_e = -1, end = key + sz;
-                if (row_e >= 0 && !(EN(st, row_e, EN_DEV) <= key
-                                    && key < EN(st, row_e, EN_DEV) + EN(st, row_e, EN_SIZE))) {
-                    /* one strided access: a block past the section of the first is that variable's overflow,
-                     * wherever it lands (another variable's device copy, a gap) */
-                    if (lazy) {
-                        ctr[C_STOP] = j;
-                        return;
-                    }
-                    overflow_of(st, row_e, key, end, g, rk, di, cols->loc[r], cols->aux[r], sz);
-                    continue;
-                }
-                if (row_first) {
-                    i64 row_i;
-                    row_first = 0;
-                    row_e = find_live(st, key, &row_i);
-                }
-                while (key < end) {
-                    if (key != start && cv.lo == start_lo) {
-                        /* one access that began in a CV runs past its end: the rest overflows that variable */
-                        if (lazy) {
-                            ctr[C_STOP] = j;
-                            return;
-                        }
-                        overflow_of(st, start_e, key, end, g, rk, di, cols->loc[r], cols->aux[r], sz);
-                        break;
-                    }
-                    if (!(cv.lo <= key && key < cv.hi)) {
-                        i64 i = -1, e;
-                        if (cv2.lo <= key && key < cv2.hi) {
-                            tmp = cv;
-                            cv = cv2;
-                            cv2 = tmp;
-                            e = cv.entry;
-                        } else {
-                            e = find_live(st, key, &i);
-                        }
-                        if (e >= 0 && !(cv.lo <= key && key < cv.hi)) {
-                            cv2 = cv;
-                            cv.lo = EN(st, e, EN_DEV);
-                            cv.hi = cv.lo + EN(st, e, EN_SIZE);
-                            cv.shadow = EN(st, e, EN_SHADOW);
-                            cv.entry = e;
-                        } else if (e < 0) {
-                            i64 stop = i + 1 < ctr[C_NLIVE] ? (end < st->lv_key[i + 1] ? end : st->lv_key[i + 1]) : end;
-                            if (lazy) {
-                                ctr[C_STOP] = j;
-                                return;
+                if (cv.lo <= key0 && key1 <= cv.hi) {
+                    i64 cvv = cv_valid(di), cvi = cv_init(di);
+                    i64 sb = cv.shadow + (key0 - cv.lo), b0 = sb >> lgb;
+                    int one = (sb + sz - 1) >> lgb == b0;
+                    if (op[r] & A_WRITE) {
+                        if (!one)
+                            F(map_range_call)(s, sb, sb + sz, keep_dev, cvv | cvi, MAP_PLAIN, 0);
+                        else if (!unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi)) {
+                            i64 lb = blo[b0], ub = bhi[b0], set = cvv | cvi;
+                            if (lb != ub && sz <= 16 && s.bcnt[b0] + sz < bsz && sb + sz != (b0 + 1) << lgb) {
+                                /* a few bytes into a split block, not its last ones: F(write_in_block)'s
+                                 * common case, without the call */
+                                i64 lo, hi;
+                                if (F(write_few)(s.shadow + sb, sz, keep_dev, set, &lo, &hi)) {
+                                    blo[b0] = lb & lo;
+                                    bhi[b0] = ub | hi;
+                                    s.bcnt[b0] += sz;
+                                }
+                            } else {
+                                F(write_in_block)(s, sb, sb + sz, b0, keep_dev, set);
                             }
-                            overflow(t, st, key, stop, g, rk, di, cols->eid[r], cols->loc[r], cols->aux[r], sz);
-                            key = stop;
-                            continue;
                         }
+                        continue;
                     }
-                    if (key == start) {
-                        start_lo = cv.lo;
-                        start_e = cv.entry;
-                    }
-                    i64 stop = end < cv.hi ? end : cv.hi;
-                    i64 s0 = cv.shadow + (key - cv.lo), s1 = s0 + (stop - key), b0 = s0 >> lgb;
-                    int one = (s1 - 1) >> lgb == b0;
-                    if (write) {
-                        F(write_piece)(s, s0, s1, b0, one, keep_dev, cvv | cvi);
-                        if (watching)
-                            F(watch)(s, w, s0, s1, g);
-                    } else if (one && (blo[b0] & cvv) != 0) {
-                    } else if (!F(all_have)(s, s0, s1, cvv)) {
-                        if (lazy) {
-                            ctr[C_STOP] = j;
-                            return;
-                        }
-                        F(device_read_findings)(s, st, s0, s1, key, g, rk, di, cvv, cvi, cv.entry, cols->loc[r],
-                                                cols->aux[r], sz);
-                    }
-                    key = stop;
+                    if (one && (blo[b0] & cvv) != 0)
+                        continue;   /* (else F(apply_row) checks the bytes, and records a bad read) */
                 }
             }
+        }
+        c.cv = cv;
+        c.cv2 = cv2;
+        int stop = F(apply_row)(s, cols, t, st, w, &c, r, g, watching);
+        cv = c.cv;
+        cv2 = c.cv2;
+        if (stop) {
+            ctr[C_STOP] = j;
+            return;
         }
     }
 }
