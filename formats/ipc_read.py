@@ -41,25 +41,39 @@ _TAIL = 4 + 6   # footer length (int32), magic without its padding
 _I32, _U32, _U16 = struct.Struct("<i"), struct.Struct("<I"), struct.Struct("<H")
 
 
+_FIELD_READ = ("name", "nullable", "type_type", "type", "children")
+
+
 class Unsupported(Exception):
     """Not the subset this module reads (or not well formed): read the file with pyarrow instead."""
 
 
 class _Table:
-    """A flatbuffer table at ``pos`` of ``data``, inside the region [lo, hi) every read is checked against."""
+    """A flatbuffer table at ``pos`` of ``data``, inside the region [lo, hi) every read is checked against,
+    holding no field but those named in ``read`` (what pyarrow would verify and this module does not read
+    is not accepted). Positions are aligned as flatbuffers' verifier wants them, relative to ``lo``."""
 
-    def __init__(self, data: memoryview, pos: int, lo: int, hi: int, layout: tuple[str, ...]) -> None:
+    def __init__(self, data: memoryview, pos: int, lo: int, hi: int, layout: tuple[str, ...],
+                 read: tuple[str, ...]) -> None:
         self.data, self.lo, self.hi, self.layout = data, lo, hi, layout
         self.pos = pos
+        self._aligned(pos, 4)
         vt = pos - self._unpack(_I32, pos)
-        if vt % 2:
-            raise Unsupported("misaligned vtable")
+        self._aligned(vt, 2)
         self.vt_size, self.size = self._unpack(_U16, vt), self._unpack(_U16, vt + 2)
         if self.vt_size < 4 or self.vt_size % 2 or self.size < 4:
             raise Unsupported("bad vtable")
         self._check(vt, self.vt_size)
         self._check(pos, self.size)
         self.vt = vt
+        for k in range((self.vt_size - 4) // 2):
+            off = self._unpack(_U16, vt + 4 + 2 * k)
+            if off and (k >= len(layout) or layout[k] not in read or not 4 <= off < self.size):
+                raise Unsupported("a field this reader does not read, or outside its table")
+
+    def _aligned(self, pos: int, n: int) -> None:
+        if (pos - self.lo) % n:
+            raise Unsupported("misaligned")
 
     def _check(self, pos: int, n: int) -> None:
         if not (self.lo <= pos and n >= 0 and pos + n <= self.hi):
@@ -79,6 +93,7 @@ class _Table:
             return None
         if off < 4 or off + size > self.size:
             raise Unsupported("field outside its table")
+        self._aligned(self.pos + off, size)
         return self.pos + off
 
     def scalar(self, name: str, fmt: str, default: int) -> int:
@@ -88,33 +103,44 @@ class _Table:
 
     def _target(self, name: str) -> int | None:
         at = self._field(name, 4)
-        return None if at is None else at + self._unpack(_U32, at)
+        if at is None:
+            return None
+        off = self._unpack(_U32, at)
+        if not 0 < off < 1 << 31:   # as flatbuffers' verifier: never to itself, never wrapping
+            raise Unsupported("bad offset")
+        return at + off
 
     def has(self, name: str) -> bool:
         return self._field(name, 4) is not None
 
-    def table(self, name: str, layout: tuple[str, ...]) -> _Table | None:
+    def table(self, name: str, layout: tuple[str, ...], read: tuple[str, ...]) -> _Table | None:
         at = self._target(name)
-        return None if at is None else _Table(self.data, at, self.lo, self.hi, layout)
+        return None if at is None else _Table(self.data, at, self.lo, self.hi, layout, read)
 
     def _vector(self, name: str, item: int) -> tuple[int, int]:
         """(first item's position, length) of a vector of ``item``-byte items; (0, 0) when absent."""
         at = self._target(name)
         if at is None:
             return 0, 0
+        self._aligned(at, 4)
         n = self._unpack(_U32, at)
         self._check(at + 4, n * item)
+        if item == 8:   # struct vectors (Block, FieldNode, Buffer): 8-byte aligned items
+            self._aligned(at + 4, 8)
         return at + 4, n
 
     def string(self, name: str) -> bytes | None:
         if not self.has(name):
             return None
         start, n = self._vector(name, 1)
+        self._check(start + n, 1)
+        if self.data[start + n] != 0:
+            raise Unsupported("string without its terminator")
         return bytes(self.data[start:start + n])
 
-    def tables(self, name: str, layout: tuple[str, ...]) -> list[_Table]:
+    def tables(self, name: str, layout: tuple[str, ...], read: tuple[str, ...]) -> list[_Table]:
         start, n = self._vector(name, 4)
-        return [_Table(self.data, p + self._unpack(_U32, p), self.lo, self.hi, layout)
+        return [_Table(self.data, p + self._unpack(_U32, p), self.lo, self.hi, layout, read)
                 for p in range(start, start + 4 * n, 4)]
 
     def structs(self, name: str, s: struct.Struct) -> list[tuple[int, ...]]:
@@ -123,7 +149,7 @@ class _Table:
 
     def key_values(self) -> dict[bytes, bytes]:
         out = {}
-        for kv in self.tables("custom_metadata", KEY_VALUE):
+        for kv in self.tables("custom_metadata", KEY_VALUE, KEY_VALUE):
             key, value = kv.string("key"), kv.string("value")
             if key is None or value is None or key in out:
                 raise Unsupported("odd metadata")
@@ -131,10 +157,10 @@ class _Table:
         return out
 
 
-def _root(data: memoryview, lo: int, hi: int, layout: tuple[str, ...]) -> _Table:
+def _root(data: memoryview, lo: int, hi: int, layout: tuple[str, ...], read: tuple[str, ...]) -> _Table:
     if hi - lo < 8:
         raise Unsupported("flatbuffer too short")
-    return _Table(data, lo + _U32.unpack_from(data, lo)[0], lo, hi, layout)
+    return _Table(data, lo + _U32.unpack_from(data, lo)[0], lo, hi, layout, read)
 
 
 class PlainIpcFile:
@@ -152,13 +178,13 @@ class PlainIpcFile:
         end = size - _TAIL
         if not 0 < n <= end - len(MAGIC):
             raise Unsupported("bad footer length")
-        footer = _root(buf, end - n, end, FOOTER)
+        footer = _root(buf, end - n, end, FOOTER, ("version", "schema", "dictionaries", "record_batches"))
         if footer.scalar("version", "h", 0) != V5 or footer.structs("dictionaries", BLOCK):
             raise Unsupported("not metadata version 5, or dictionaries")
-        schema = footer.table("schema", SCHEMA)
+        schema = footer.table("schema", SCHEMA, ("endianness", "fields", "custom_metadata"))
         if schema is None or schema.scalar("endianness", "h", 0) != 0:
             raise Unsupported("no schema, or big-endian")
-        self.fields = [self._field(f) for f in schema.tables("fields", FIELD)]
+        self.fields = [self._field(f) for f in schema.tables("fields", FIELD, _FIELD_READ)]
         self.metadata = schema.key_values()
         self.batches = [self._batch(buf, block, end - n) for block in footer.structs("record_batches", BLOCK)]
         self.num_rows = sum(b[0] for b in self.batches)
@@ -166,9 +192,10 @@ class PlainIpcFile:
     @staticmethod
     def _field(f: _Table) -> tuple[str, np.dtype]:
         name = f.string("name")
-        int_type = f.table("type", INT)
-        if (name is None or f.scalar("type_type", "B", 0) != TYPE_INT or int_type is None
-                or f.has("dictionary") or f.tables("children", FIELD)):
+        if f.scalar("type_type", "B", 0) != TYPE_INT:
+            raise Unsupported("not an integer field")
+        int_type = f.table("type", INT, INT)
+        if name is None or int_type is None or f.tables("children", FIELD, _FIELD_READ):
             raise Unsupported("not a plain integer field")
         bits = int_type.scalar("bit_width", "i", 0)
         if bits not in (8, 16, 32, 64):
@@ -188,12 +215,12 @@ class PlainIpcFile:
         fb_len = _I32.unpack_from(buf, offset + 4)[0]
         if not 0 < fb_len <= meta_len - 8:
             raise Unsupported("bad message length")
-        message = _root(buf, offset + 8, offset + 8 + fb_len, MESSAGE)
-        header = message.table("header", RECORD_BATCH)
-        if (message.scalar("version", "h", 0) != V5 or message.scalar("header_type", "B", 0) != HEADER_RECORD_BATCH
-                or message.scalar("body_length", "q", -1) != body_len or header is None
-                or header.has("compression")):
-            raise Unsupported("not an uncompressed record batch")
+        message = _root(buf, offset + 8, offset + 8 + fb_len, MESSAGE, MESSAGE)
+        if message.scalar("version", "h", 0) != V5 or message.scalar("header_type", "B", 0) != HEADER_RECORD_BATCH:
+            raise Unsupported("not a record batch")
+        header = message.table("header", RECORD_BATCH, ("length", "nodes", "buffers"))   # no compression
+        if message.scalar("body_length", "q", -1) != body_len or header is None:
+            raise Unsupported("not a record batch of this body")
         rows = header.scalar("length", "q", 0)
         nodes, buffers = header.structs("nodes", FIELD_NODE), header.structs("buffers", BUFFER)
         if rows < 0 or len(nodes) != len(self.fields) or len(buffers) != 2 * len(self.fields):
