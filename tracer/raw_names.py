@@ -1,8 +1,8 @@
 """The names of a recording's raw directories beside its log, with the standard library only.
 
 Why apart from tracer/recover.py: every `trace analyze/info/explain/export` asks whether a killed
-recording left a raw directory beside the log it reads; recover.py and its imports are loaded only
-when one may be there (or the log is missing: a recording may still be flushing).
+recording left a raw directory beside the log it reads (to recover it, or to say a recording still
+flushes it); recover.py and its imports are loaded only when a name beside the log looks like one.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ def raw_prefixes(name: str) -> tuple[str, str]:
 
 
 def may_have_recording(log: str) -> bool:
-    """Whether ``log`` is missing or has a name beside it that starts like one of its raw directories."""
+    """Whether a name beside ``log`` starts like one of its raw directories (recover.py's _raw_dirs_of)."""
     parent, name = os.path.split(log)
     try:
         entries = os.listdir(parent or ".")
     except OSError:
         return True
-    return name not in entries or any(e.startswith(raw_prefixes(name)) for e in entries)
+    return any(e.startswith(raw_prefixes(name)) for e in entries)

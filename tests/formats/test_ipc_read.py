@@ -80,16 +80,18 @@ if sys.argv[2] == "pyarrow":
     reader.PLAIN_MAX_BYTES = -1
 from quiver import cli
 code = cli.run(["analyze", "-f", sys.argv[3], sys.argv[1]])
-print(code, "pyarrow" in sys.modules, file=sys.stderr)
+print(code, *sorted(m for m in ("pyarrow", "quiver.tracer.recover", "subprocess", "tempfile") if m in sys.modules),
+      file=sys.stderr)
 """
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_a_small_log_is_analysed_without_pyarrow_and_reported_alike(recorded, fmt):
+    """Nor tracer/recover.py (no raw directory beside the log), nor what builds a C library (built)."""
     runs = {how: subprocess.run([sys.executable, "-c", PROBE, str(recorded[0]), how, fmt], capture_output=True,
                                 text=True, check=True) for how in ("plain", "pyarrow")}
-    assert runs["plain"].stderr.split() == ["1", "False"]
-    assert runs["pyarrow"].stderr.split() == ["1", "True"]
+    assert runs["plain"].stderr.split() == ["1"]
+    assert "pyarrow" in runs["pyarrow"].stderr.split()
     assert runs["plain"].stdout == runs["pyarrow"].stdout
     if fmt == "json":
         assert {f["kind"] for f in json.loads(runs["plain"].stdout)["findings"]} == {"use-of-stale-data", "data-race"}
