@@ -118,15 +118,14 @@ class _Table:
         return None if at is None else _Table(self.data, at, self.lo, self.hi, layout, read)
 
     def _vector(self, name: str, item: int) -> tuple[int, int]:
-        """(first item's position, length) of a vector of ``item``-byte items; (0, 0) when absent."""
+        """(first item's position, length) of a vector of ``item``-byte items; (0, 0) when absent.
+        Only its length is aligned (4), as flatbuffers' verifier checks; struct items are unpacked."""
         at = self._target(name)
         if at is None:
             return 0, 0
         self._aligned(at, 4)
         n = self._unpack(_U32, at)
         self._check(at + 4, n * item)
-        if item == 8:   # struct vectors (Block, FieldNode, Buffer): 8-byte aligned items
-            self._aligned(at + 4, 8)
         return at + 4, n
 
     def string(self, name: str) -> bytes | None:
