@@ -25,6 +25,20 @@ CONTINUATION = b"\xff\xff\xff\xff"
 V5 = 4                          # MetadataVersion.V5
 HEADER_SCHEMA, HEADER_RECORD_BATCH = 1, 3
 TYPE_INT = 2                    # Type union: Int
+END_OF_STREAM = CONTINUATION + b"\0\0\0\0"
+
+# The flatbuffer tables this subset uses (Arrow's File.fbs, Schema.fbs, Message.fbs): slot names in vtable
+# order. The writer fills them by name; formats/ipc_read.py reads them by the same names.
+FOOTER = ("version", "schema", "dictionaries", "record_batches", "custom_metadata")
+SCHEMA = ("endianness", "fields", "custom_metadata", "features")
+FIELD = ("name", "nullable", "type_type", "type", "dictionary", "children", "custom_metadata")
+INT = ("bit_width", "is_signed")
+MESSAGE = ("version", "header_type", "header", "body_length", "custom_metadata")
+RECORD_BATCH = ("length", "nodes", "buffers", "compression", "variadic_buffer_counts")
+KEY_VALUE = ("key", "value")
+# structs: Block (offset, metadata length incl. its prefix, body length), FieldNode (length, null count),
+# Buffer (offset in the body, length)
+BLOCK, FIELD_NODE, BUFFER = struct.Struct("<qi4xq"), struct.Struct("<qq"), struct.Struct("<qq")
 
 
 class _Struct:
@@ -39,6 +53,12 @@ class _Table:
 
     def __init__(self, fields: Sequence[tuple[str, object] | object | None]) -> None:
         self.fields = list(fields)
+
+    @classmethod
+    def of(cls, layout: tuple[str, ...], **values: tuple[str, object] | object | None) -> _Table:
+        """The table of `layout` with `values` by slot name; its vtable ends at the last slot named."""
+        n = max(layout.index(k) for k in values) + 1
+        return cls([values.get(k) for k in layout[:n]])
 
 
 class _Vector:
@@ -132,21 +152,24 @@ class _Builder:
 
 
 def _key_values(meta: Mapping[bytes, bytes]) -> _Vector:
-    return _Vector([_Table([k, v]) for k, v in meta.items()])
+    return _Vector([_Table.of(KEY_VALUE, key=k, value=v) for k, v in meta.items()])
 
 
 def _schema(fields: Sequence[tuple[str, np.dtype]], meta: Mapping[bytes, bytes]) -> _Table:
     def field(name: str, dtype: np.dtype) -> _Table:
-        int_type = _Table([("i", dtype.itemsize * 8), ("?", dtype.kind == "i")])
-        return _Table([name.encode(), None, ("B", TYPE_INT), int_type, None, _Vector([])])
+        int_type = _Table.of(INT, bit_width=("i", dtype.itemsize * 8), is_signed=("?", dtype.kind == "i"))
+        return _Table.of(FIELD, name=name.encode(), nullable=None, type_type=("B", TYPE_INT), type=int_type,
+                         dictionary=None, children=_Vector([]))
 
-    return _Table([None, _Vector([field(n, np.dtype(d)) for n, d in fields]), _key_values(meta)])
+    return _Table.of(SCHEMA, endianness=None, fields=_Vector([field(n, np.dtype(d)) for n, d in fields]),
+                     custom_metadata=_key_values(meta))
 
 
 def _message(header_type: int, header: _Table, body_length: int, meta: Mapping[bytes, bytes] | None) -> bytes:
     """The encapsulated message: continuation, length, flatbuffer (padded to 8 bytes)."""
-    fb = _Builder().finish(_Table([("h", V5), ("B", header_type), header, ("q", body_length),
-                                   _key_values(meta) if meta else None]))
+    fb = _Builder().finish(_Table.of(MESSAGE, version=("h", V5), header_type=("B", header_type), header=header,
+                                     body_length=("q", body_length),
+                                     custom_metadata=_key_values(meta) if meta else None))
     return CONTINUATION + struct.pack("<i", len(fb)) + fb
 
 
@@ -169,23 +192,25 @@ class IpcFileWriter:
         rows = len(values[0]) if values else 0
         buffers, offset = [], 0
         for v in values:  # validity (none: all valid), then the values padded to 8 bytes
-            buffers.append(struct.pack("<qq", offset, 0))
-            buffers.append(struct.pack("<qq", offset, v.nbytes))
+            buffers.append(BUFFER.pack(offset, 0))
+            buffers.append(BUFFER.pack(offset, v.nbytes))
             offset += v.nbytes + (-v.nbytes % 8)
-        header = _Table([("q", rows), _Vector([_Struct(struct.pack("<qq", rows, 0)) for _ in values], structs=True),
-                         _Vector([_Struct(b) for b in buffers], structs=True)])
+        header = _Table.of(RECORD_BATCH, length=("q", rows),
+                           nodes=_Vector([_Struct(FIELD_NODE.pack(rows, 0)) for _ in values], structs=True),
+                           buffers=_Vector([_Struct(b) for b in buffers], structs=True))
         message = _message(HEADER_RECORD_BATCH, header, offset, custom_metadata)
         start = self.pos
         self._write(message)
         for v in values:
             self._write(memoryview(v).cast("B"))
             self._write(b"\0" * (-v.nbytes % 8))
-        self.blocks.append(struct.pack("<qi4xq", start, len(message), offset))
+        self.blocks.append(BLOCK.pack(start, len(message), offset))
 
     def close(self) -> None:
-        self._write(CONTINUATION + b"\0\0\0\0")  # end of stream
-        footer = _Builder().finish(_Table([("h", V5), _schema(self.fields, self.meta), _Vector([], structs=True),
-                                           _Vector([_Struct(b) for b in self.blocks], structs=True)]))
+        self._write(END_OF_STREAM)
+        footer = _Builder().finish(_Table.of(FOOTER, version=("h", V5), schema=_schema(self.fields, self.meta),
+                                             dictionaries=_Vector([], structs=True),
+                                             record_batches=_Vector([_Struct(b) for b in self.blocks], structs=True)))
         self._write(footer)
         self._write(struct.pack("<i", len(footer)) + MAGIC[:6])
         self.sink.flush()

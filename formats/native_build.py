@@ -22,8 +22,6 @@ import functools
 import hashlib
 import os
 import shutil
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -131,6 +129,9 @@ def build_library(name: str, sources: list[Path], flags: list[str], headers: lis
     path = library_path(key, cc, level)
     if path.exists():
         return _used(path)
+    import subprocess  # only to build (~0.02 s of imports a cached library does not need)
+    import tempfile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

@@ -1,23 +1,30 @@
-"""Open and validate event logs. Every command goes through ``read_log``."""
+"""Open and validate event logs. Every command goes through ``read_log``.
+
+A log of up to PLAIN_MAX_BYTES in the subset formats/ipc_file.py writes (uncompressed integer columns) is
+read without pyarrow (formats/ipc_read.py: ~0.06 s of import, a good part of a small log's analysis);
+any other file, or anything that reader does not expect, is read with pyarrow, which gives its answer
+and its errors. Both paths hand the same columns to the same checks.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
-import pyarrow as pa
-from pyarrow import ipc
 
 from . import batch_scan, integrity
 from .errors import LogFormatError
+from .ipc_read import PlainIpcFile, Unsupported
 from .schema import (
+    COLUMN_DTYPES,
     COLUMN_NAMES,
     DELTA_ADDR_VERSION,
     FORMAT_NAME,
@@ -28,15 +35,22 @@ from .schema import (
     META_STRINGS,
     META_VERSION,
     MIN_FORMAT_VERSION,
-    arrow_fields,
+    arrow_schema,
 )
 from .sniff import ARROW_MAGIC
 from .validate import RANGE_COLUMNS, BatchRules
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyarrow import ipc
 
 CHECKSUM_VERSION = 3     # first format version whose batches carry checksums (formats/integrity.py)
 # zstd turns a constant column of a million rows into a few bytes: ~100 bytes of file for a million
 # rows is already extreme; more than this is a crafted row count (before anything is allocated)
 MAX_ROWS_PER_BYTE = 1 << 16
+# logs up to this size are tried without pyarrow (formats/ipc_read.py), the whole file read into memory:
+# a small run's log is written in that subset (tracer/finalize.py PLAIN_MAX_ROWS: ~1.5 MB at most)
+PLAIN_MAX_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -63,7 +77,11 @@ def _json_meta(meta: dict[bytes, bytes], key: bytes, path: Path) -> Any:
 
 def validate_schema(schema: pa.Schema, path: Path) -> dict[bytes, bytes]:
     """Check an Arrow schema is a quiver log this version can read; return its metadata."""
-    meta = schema.metadata or {}
+    return _check_schema(schema.metadata or {}, schema.names, [str(f.type) for f in schema], path)
+
+
+def _check_schema(meta: dict[bytes, bytes], names: list[str], types: list[str], path: Path) -> dict[bytes, bytes]:
+    """validate_schema over the metadata, column names and type names (pyarrow's: "int64") of a schema."""
     if meta.get(META_FORMAT) != FORMAT_NAME.encode():
         raise LogFormatError(f"{path}: an Arrow file, but not a quiver event log (no '{FORMAT_NAME}' marker)")
     try:
@@ -78,14 +96,13 @@ def validate_schema(schema: pa.Schema, path: Path) -> dict[bytes, bytes]:
         raise LogFormatError(
             f"{path}: format version {version} is older than this quiver reads ({MIN_FORMAT_VERSION}); re-record it"
         )
-    names = schema.names
     if names != COLUMN_NAMES:
         missing = [c for c in COLUMN_NAMES if c not in names]
         detail = f"missing columns {missing}" if missing else "columns in an unexpected order"
         raise LogFormatError(f"{path}: not a valid quiver log: {detail}")
-    for got, want in zip(schema, arrow_fields()):
-        if got.type != want.type:
-            raise LogFormatError(f"{path}: column '{got.name}' has type {got.type}, expected {want.type}")
+    for name, got in zip(names, types, strict=True):
+        if got != COLUMN_DTYPES[name].name:
+            raise LogFormatError(f"{path}: column '{name}' has type {got}, expected {COLUMN_DTYPES[name].name}")
     return meta
 
 
@@ -100,8 +117,9 @@ class EventLog:
     version: int
     num_events: int
     num_batches: int
-    _reader: ipc.RecordBatchFileReader = field(repr=False)
+    _reader: ipc.RecordBatchFileReader | None = field(repr=False)   # None: read without pyarrow (_plain)
     _rules: BatchRules = field(repr=False)
+    _plain: PlainIpcFile | None = field(default=None, repr=False, compare=False)
     _checked: set = field(default_factory=set, repr=False, compare=False)   # (batch, column) verified
     _scans: dict = field(default_factory=dict, repr=False, compare=False)   # (batch, column) -> its checked scan
     _projections: dict = field(default_factory=dict, repr=False, compare=False)
@@ -109,6 +127,13 @@ class EventLog:
     @cached_property
     def table(self) -> pa.Table:
         """All events as one Arrow table; every batch is checked first (checksums, values)."""
+        import pyarrow as pa
+
+        if self._plain is not None:
+            schema = arrow_schema(self._plain.metadata)
+            return pa.Table.from_batches([pa.RecordBatch.from_arrays([pa.array(c) for c in cols.values()],
+                                                                     schema=schema)
+                                          for cols in self._plain_batches()], schema=schema)
         batches = []
         for i in range(self.num_batches):
             batch, _ = self._decode(self._reader, i, list(COLUMN_NAMES), arrow=True)
@@ -119,10 +144,24 @@ class EventLog:
             raise LogFormatError(f"{self.path}: damaged event data ({_short(e)})") from None
 
     def col(self, name: str) -> np.ndarray:
-        """One column as a numpy array (zero-copy when the log is uncompressed)."""
+        """One column as a numpy array (zero-copy when the log is uncompressed and has one batch)."""
         if name not in COLUMN_NAMES:
             raise KeyError(name)
+        if self._plain is not None:
+            return self._plain_columns[name]
         return self.table.column(name).to_numpy()
+
+    def _plain_batches(self) -> list[dict[str, np.ndarray]]:
+        return [self._decode(None, i, list(COLUMN_NAMES))[1] for i in range(self.num_batches)]
+
+    @cached_property
+    def _plain_columns(self) -> dict[str, np.ndarray]:
+        """Every column of a log read without pyarrow, its batches checked and joined (what `table` gives)."""
+        parts = self._plain_batches()
+        if len(parts) == 1:
+            return parts[0]
+        return {n: np.concatenate([p[n] for p in parts]) if parts else np.empty(0, COLUMN_DTYPES[n])
+                for n in COLUMN_NAMES}
 
     def columns(self) -> dict[str, np.ndarray]:
         return {name: self.col(name) for name in COLUMN_NAMES}
@@ -144,7 +183,7 @@ class EventLog:
             if unknown:
                 raise KeyError(unknown[0])
             names = [c for c in COLUMN_NAMES if c in columns]
-        return self._decode(self._projection(tuple(names)), i, names)[1]
+        return self._decode(self._projection(tuple(names)) if self._plain is None else None, i, names)[1]
 
     def kinds_in_batch(self, i: int) -> int | None:
         """The event kinds below 128 that batch ``i`` holds (bit k: kind k), once its ``kind`` column has
@@ -152,37 +191,33 @@ class EventLog:
         scan = self._scans.get((i, "kind"))
         return scan.kinds if scan is not None else None
 
-    def _decode(self, reader: ipc.RecordBatchFileReader, i: int, names: list[str],
-                arrow: bool = False) -> tuple[pa.RecordBatch, dict[str, np.ndarray]]:
-        """Batch ``i`` of ``reader`` (which reads ``names``) and its columns, checked: decodable, no nulls,
-        checksums (format version 3), values (formats/validate.py). LogFormatError otherwise.
+    def _decode(self, reader: ipc.RecordBatchFileReader | None, i: int, names: list[str],
+                arrow: bool = False) -> tuple[pa.RecordBatch | None, dict[str, np.ndarray]]:
+        """Batch ``i`` of ``reader`` (which reads ``names``; None: of the log read without pyarrow) and its
+        columns, checked: decodable, no nulls, checksums (format version 3), values (formats/validate.py).
+        LogFormatError otherwise.
         ``arrow``: the returned batch holds the decoded addresses too (`table` needs it; the columns
         alone do not, and wrapping an array for Arrow imports numpy.ma, ~10 ms of a small analysis)."""
         try:
-            if self.version >= CHECKSUM_VERSION:
-                found = reader.get_batch_with_custom_metadata(i)
-                batch, meta = found.batch, found.custom_metadata
+            if reader is None:   # its batches were checked when the file was opened (formats/ipc_read.py)
+                batch, (raw, meta) = None, self._plain.batch(i, names)
             else:
-                batch, meta = reader.get_batch(i), None
-            if batch.num_columns != len(names):
-                raise LogFormatError(f"{self.path}: damaged log (batch {i}): {batch.num_columns} columns")
+                batch, raw, meta = self._arrow_batch(reader, i, names)
             # each column once per log (later passes re-read the same batches)
             check = not self._checked.issuperset((i, name) for name in names)
             cols, scans = {}, {}
             for j, name in enumerate(names):
-                column = batch.column(j)
-                if column.null_count:
-                    raise LogFormatError(f"{self.path}: damaged log (batch {i}): nulls in column '{name}'"
-                                         f"{integrity.lost(meta)}")
-                cols[name] = column.to_numpy()
+                cols[name] = raw[name]
                 if name == "addr" and self.version >= DELTA_ADDR_VERSION:
                     cols[name], scans[name] = batch_scan.decode_addr(cols[name])
                     if arrow:
+                        import pyarrow as pa
+
                         batch = batch.set_column(j, batch.schema.field(j), pa.array(cols[name]))
                 elif check:   # a column scanned by an earlier read of this batch (e.g. `kind`) is not again
                     scans[name] = self._scans.get((i, name)) or batch_scan.scan(name, cols[name],
                                                                                  name in RANGE_COLUMNS)
-        except (pa.ArrowException, OSError, MemoryError, ValueError, IndexError) as e:
+        except (*_arrow_errors(), OSError, MemoryError, ValueError, IndexError) as e:
             raise LogFormatError(f"{self.path}: damaged log (batch {i} of {self.num_batches}: {_short(e)})"
                                  f"{self._lost_around(i)}") from None
         if check:
@@ -194,15 +229,38 @@ class EventLog:
                 self._checked.update((i, name) for name in names)
         return batch, cols
 
+    def _arrow_batch(self, reader: ipc.RecordBatchFileReader, i: int,
+                     names: list[str]) -> tuple[pa.RecordBatch, dict[str, np.ndarray], Any]:
+        """Batch ``i`` of a pyarrow reader, its columns (no nulls) and custom metadata."""
+        if self.version >= CHECKSUM_VERSION:
+            found = reader.get_batch_with_custom_metadata(i)
+            batch, meta = found.batch, found.custom_metadata
+        else:
+            batch, meta = reader.get_batch(i), None
+        if batch.num_columns != len(names):
+            raise LogFormatError(f"{self.path}: damaged log (batch {i}): {batch.num_columns} columns")
+        cols = {}
+        for j, name in enumerate(names):
+            column = batch.column(j)
+            if column.null_count:
+                raise LogFormatError(f"{self.path}: damaged log (batch {i}): nulls in column '{name}'"
+                                     f"{integrity.lost(meta)}")
+            cols[name] = column.to_numpy()
+        return batch, cols, meta
+
     def _lost_around(self, i: int) -> str:
         """What an undecodable batch held, from its neighbours' summaries: the time span between them."""
         spans = []
         for j in (i - 1, i + 1):
             try:
-                meta = self._reader.get_batch_with_custom_metadata(j).custom_metadata if 0 <= j < self.num_batches \
-                    else None
+                if not 0 <= j < self.num_batches:
+                    meta = None
+                elif self._plain is not None:
+                    meta = self._plain.batches[j][1]
+                else:
+                    meta = self._reader.get_batch_with_custom_metadata(j).custom_metadata
                 spans.append(json.loads(meta[integrity.META_SUMMARY])["t"] if meta else None)
-            except (pa.ArrowException, OSError, KeyError, TypeError, ValueError):
+            except (*_arrow_errors(), OSError, KeyError, TypeError, ValueError):
                 spans.append(None)
         lo = f"after {spans[0][1]} ns" if spans[0] else "from the start"
         hi = f"before {spans[1][0]} ns" if spans[1] else "to the end"
@@ -218,6 +276,9 @@ class EventLog:
         It decompresses on the calling thread (``use_threads=False``): a batch's few buffers handed to
         Arrow's thread pool cost more CPU in wake-ups and hand-offs than they save (~6% of a VSM
         check from the file), and a checker runs on one core."""
+        import pyarrow as pa
+        from pyarrow import ipc
+
         if names not in self._projections:
             options = ipc.IpcReadOptions(included_fields=[COLUMN_NAMES.index(n) for n in names], use_threads=False)
             try:
@@ -239,6 +300,12 @@ class EventLog:
     @property
     def size_bytes(self) -> int:
         return self.path.stat().st_size
+
+
+def _arrow_errors() -> tuple[type[BaseException], ...]:
+    """pyarrow's exception base once pyarrow is loaded (a log read without it raises none)."""
+    pa = sys.modules.get("pyarrow")
+    return (pa.ArrowException,) if pa is not None else ()
 
 
 def _short(e: BaseException) -> str:
@@ -272,6 +339,9 @@ def _open_regular(p: Path) -> BinaryIO:
 
 def is_quiver_log(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a regular file with a quiver log's schema (footer checked, no event read)."""
+    import pyarrow as pa
+    from pyarrow import ipc
+
     try:
         p = Path(path)
         regular_file_size(p)
@@ -286,6 +356,9 @@ def is_quiver_log(path: str | os.PathLike) -> bool:
 
 def log_run(path: str | os.PathLike) -> dict[str, Any]:
     """The run metadata of a log, from its footer alone (no event is read); LogFormatError if unusable."""
+    import pyarrow as pa
+    from pyarrow import ipc
+
     p = Path(path)
     regular_file_size(p)
     try:
@@ -320,14 +393,13 @@ def read_log(path: str | os.PathLike) -> EventLog:
         tail = b""
     if tail != ARROW_MAGIC:
         raise LogFormatError(f"{p}: truncated Arrow file (no footer); the log was cut short or is still being written")
-    try:
-        reader = ipc.open_file(pa.memory_map(str(p), "r"))
-        meta = validate_schema(reader.schema, p)
-        num_batches = reader.num_record_batches
-        # through plain reads: touching every batch header through the map would keep ~50 KiB per batch resident
-        num_events = ipc.open_file(pa.OSFile(str(p), "r")).count_rows()
-    except (pa.ArrowException, OSError, ValueError) as e:
-        raise LogFormatError(f"{p}: damaged Arrow file ({_short(e)})") from None
+    plain = _plain_file(p) if size <= PLAIN_MAX_BYTES else None
+    if plain is not None:
+        reader = None
+        meta = _check_schema(plain.metadata, [n for n, _ in plain.fields], [d.name for _, d in plain.fields], p)
+        num_batches, num_events = plain.num_batches, plain.num_rows
+    else:
+        reader, meta, num_batches, num_events = _arrow_file(p)
     version = int(meta[META_VERSION])
     if version >= CHECKSUM_VERSION:
         integrity.verify_metadata(p, meta)
@@ -345,5 +417,34 @@ def read_log(path: str | os.PathLike) -> EventLog:
     rules = BatchRules.of(p, run, len(strings), len(locations), num_batches)
     return EventLog(
         path=p, run=run, strings=list(strings), locations=locations, version=version,
-        num_events=num_events, num_batches=num_batches, _reader=reader, _rules=rules,
+        num_events=num_events, num_batches=num_batches, _reader=reader, _rules=rules, _plain=plain,
     )
+
+
+def _plain_file(p: Path) -> PlainIpcFile | None:
+    """The log read whole without pyarrow (formats/ipc_read.py), or None: read it with pyarrow."""
+    try:
+        with _open_regular(p) as f:
+            data = np.empty(os.fstat(f.fileno()).st_size, np.uint8)
+            if f.readinto(data) != len(data):
+                return None
+        data.flags.writeable = False
+        return PlainIpcFile(data)
+    except (Unsupported, OSError, MemoryError):
+        return None
+
+
+def _arrow_file(p: Path) -> tuple[ipc.RecordBatchFileReader, dict[bytes, bytes], int, int]:
+    """(reader, schema metadata, batches, rows) of the log through pyarrow; LogFormatError if unusable."""
+    import pyarrow as pa
+    from pyarrow import ipc
+
+    try:
+        reader = ipc.open_file(pa.memory_map(str(p), "r"))
+        meta = validate_schema(reader.schema, p)
+        num_batches = reader.num_record_batches
+        # through plain reads: touching every batch header through the map would keep ~50 KiB per batch resident
+        num_events = ipc.open_file(pa.OSFile(str(p), "r")).count_rows()
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise LogFormatError(f"{p}: damaged Arrow file ({_short(e)})") from None
+    return reader, meta, num_batches, num_events

@@ -118,7 +118,10 @@ def recover_interrupted(args: list[str]) -> None:
         return
     from pathlib import Path
 
-    candidates = [a for a in args[1:] if a and not a.startswith("-") and Path(a).parent.is_dir()]
+    from quiver.tracer.raw_names import may_have_recording
+
+    candidates = [a for a in args[1:] if a and not a.startswith("-") and Path(a).parent.is_dir()
+                  and may_have_recording(a)]
     if not candidates:
         return
 

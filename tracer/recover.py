@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from quiver.tracer.raw_names import RAW_SUFFIX, raw_prefixes
+
 LAUNCHER = "launcher.json"
-RAW_SUFFIX = ".raw"
 
 
 class NotRecoverable(Exception):
@@ -160,7 +161,7 @@ def _raw_dirs_of(log: Path) -> list[Path]:
     found = [raw_dir_for(log)]
     try:
         found += sorted(p for p in parent.iterdir() if p.name != found[0].name and
-                        p.name.startswith((f"{name}{RAW_SUFFIX}", f".{name}{RAW_SUFFIX}")))
+                        p.name.startswith(raw_prefixes(name)))
     except OSError:
         return []
     target = str(log.resolve())

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from quiver.formats import ConstructKind, DataOpKind, LogBuilder, LogFormatError, MapType, open_logs, read_log
-from quiver.formats.writer import write_log
+from quiver.formats.writer import LogWriter, write_log
 
 from quiver.info import SCAN_COLUMNS
 
@@ -28,6 +28,20 @@ def unusable(r: subprocess.CompletedProcess, message: str | None = None) -> None
     assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("trace: error: "), r.stderr
     if message is not None:
         assert message in r.stderr, r.stderr
+
+
+@pytest.fixture(params=["zstd", "plain"])
+def log_engine(request, monkeypatch) -> str:
+    """Every log these tests write, once zstd-compressed (read through pyarrow) and once as `trace record`
+    writes a small run's (formats/ipc_file.py), which is read without pyarrow (formats/ipc_read.py)."""
+    if request.param == "plain":
+        real = LogWriter.__init__
+
+        def plain(self, path, **kw) -> None:
+            real(self, path, **{**kw, "compression": None, "engine": "plain"})
+
+        monkeypatch.setattr(LogWriter, "__init__", plain)
+    return request.param
 
 
 def builder(ranks: int = 1) -> LogBuilder:
@@ -85,6 +99,7 @@ def test_a_manifest_cannot_point_outside_or_repeat_a_rank(tmp_path, files, messa
         assert "passwd" not in r.stderr or "/etc/passwd'" in r.stderr    # named as given, never opened
 
 
+@pytest.mark.usefixtures("log_engine")
 def test_a_rank_file_linking_out_or_holding_another_rank_is_refused(tmp_path):
     d = tmp_path / "run.d"
     builder(2).write_split(d)
@@ -121,6 +136,7 @@ def _crafted(tmp_path: Path, **row) -> Path:
     ({"loc": 12}, "location id out of range (12)"),
     ({"size": 1 << 60}, "48-bit address space"),
 ])
+@pytest.mark.usefixtures("log_engine")
 def test_crafted_values_are_unusable_input_for_every_command(tmp_path, row, message):
     path = _crafted(tmp_path, **row)
     commands = [("analyze",)]
@@ -132,6 +148,7 @@ def test_crafted_values_are_unusable_input_for_every_command(tmp_path, row, mess
         unusable(trace(command[0], str(path), *command[1:]), message)
 
 
+@pytest.mark.usefixtures("log_engine")
 def test_unknown_data_op_is_not_ignored(tmp_path):
     cols = builder().columns()
     cols["op"][int(np.flatnonzero(cols["kind"] == 23)[0])] = 9
@@ -141,6 +158,7 @@ def test_unknown_data_op_is_not_ignored(tmp_path):
         read_log(path).table  # noqa: B018
 
 
+@pytest.mark.usefixtures("log_engine")
 def test_a_damaged_byte_names_the_batch_and_what_is_lost(tmp_path):
     path = builder().write(tmp_path / "run.arrow", compression=None)
     data = bytearray(path.read_bytes())
@@ -156,6 +174,7 @@ def test_a_damaged_byte_names_the_batch_and_what_is_lost(tmp_path):
     unusable(trace("analyze", str(path)), "damaged log (batch 0)")
 
 
+@pytest.mark.usefixtures("log_engine")
 def test_version_2_logs_still_read(tmp_path):
     """A log of the previous format version (no checksums) is read, unchecked but value-validated."""
     from quiver.formats import schema, writer
@@ -209,6 +228,7 @@ def test_an_output_that_is_a_device_or_fifo_is_refused_and_left_as_it_is(tmp_pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "run.arrow", "to-fifo"]   # no temporaries left
 
 
+@pytest.mark.usefixtures("log_engine")
 def test_a_device_the_run_did_not_have_is_rejected_but_rma_datatype_sizes_are_not(tmp_path):
     from quiver.formats import RmaOp
 
@@ -224,6 +244,7 @@ def test_a_device_the_run_did_not_have_is_rejected_but_rma_datatype_sizes_are_no
         read_log(tmp_path / "bad.arrow").table  # noqa: B018
 
 
+@pytest.mark.usefixtures("log_engine")
 def test_info_describes_what_is_readable_and_what_a_damaged_batch_lost(tmp_path):
     b = builder()
     cols = b.columns()
