@@ -228,6 +228,15 @@ static void scan_device_images(void) {
 
 /* ---- OMPT callbacks ---- */
 
+/* HOST_SYNC_ONLY: SYNC rows (fork, implicit task, barriers, join, mutexes, taskwait/taskgroup,
+ * flush, worksharing, masked) are written for host threads only, never inside a kernel. The
+ * checkers order only host-side rows with them (replay/threads/omp_order.py, happens_before.py);
+ * every device-side event of a kernel belongs to the context of its construct, which its
+ * CONSTRUCT_BEGIN/END (or its target task) already orders. A many-kernel program otherwise wrote
+ * 13 such rows per `teams distribute parallel for` region on 2 threads, half of its log
+ * (docs/record.md). The callbacks still run: they end the thread's pending access runs and
+ * switch a worker between the host and the device side. */
+
 static int g_devices;
 
 static void on_device_initialize(int device_num, const char *type, ompt_device_t *device,
@@ -471,6 +480,7 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data, const ompt_fr
   g_regions[k].construct = t->construct;
   g_regions[k].strided = t->c.strided;
   atomic_store_explicit(&g_regions[k].region, id, memory_order_release);
+  if (t->dev >= 0) return; /* SYNC rows are host-side only (see HOST_SYNC_ONLY) */
   /* the fork: everything the team does is ordered after what this thread did before */
   qv_event_t e = QV_EVENT_INIT;
   e.kind = QV_K_SYNC;
@@ -489,6 +499,7 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encounterin
                             const void *codeptr_ra) {
   (void)encountering_task_data, (void)flags;
   CB_ENTER(t);
+  if (t->dev >= 0) return; /* HOST_SYNC_ONLY */
   qv_event_t e = QV_EVENT_INIT;
   e.kind = QV_K_SYNC;
   e.op = QV_S_PARALLEL_END;
@@ -505,6 +516,7 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encounterin
  * ompt_mutex_t kind */
 static void mutex_event(int op, ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr_ra) {
   CB_ENTER(t);
+  if (t->dev >= 0) return; /* HOST_SYNC_ONLY */
   qv_event_t e = QV_EVENT_INIT;
   e.kind = QV_K_SYNC;
   e.op = op;
@@ -619,6 +631,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
     } else if (dev < 0 && t->dev >= 0) {
       qv_device_leave(t);
     }
+    if (t->dev >= 0) return; /* HOST_SYNC_ONLY */
     /* this thread starts its part of the region (ordered after the fork) */
     qv_event_t e = QV_EVENT_INIT;
     e.kind = QV_K_SYNC;
@@ -708,6 +721,7 @@ static void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoi
    * barriers: arrival (aux2 0) and departure (aux2 1); a worker's departure from the
    * implicit barrier closing a parallel region is only seen when it is next woken. */
   if (op == 1 && endpoint == ompt_scope_begin) return;
+  if (t->dev >= 0) return; /* HOST_SYNC_ONLY */
   qv_event_t e = QV_EVENT_INIT;
   e.kind = QV_K_SYNC;
   e.op = op;
