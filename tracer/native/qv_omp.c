@@ -49,6 +49,10 @@ typedef struct {
   uint32_t dyn_mem;
 } qv_kargs_t;
 
+/* a thread's buffer is written at the end of a construct when its last write is older than this:
+ * a SIGKILL of the program loses at most the constructs of the last millisecond (docs/record.md) */
+#define QV_CONSTRUCT_FLUSH_NS 1000000
+
 static _Atomic int64_t g_construct_id;
 static _Atomic int64_t g_task_id;
 static _Atomic int64_t g_region_id;
@@ -326,7 +330,12 @@ static void on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t endpoint, in
     t->cur_loc_str = -1;
     t->cur_task = -1;
     t->nargs = 0;
-    qv_flush_thread(); /* a killed program keeps everything up to its last construct */
+    /* a killed program keeps everything up to its constructs of the last millisecond */
+    int64_t now = qv_now();
+    if (now - t->flushed_at >= QV_CONSTRUCT_FLUSH_NS) {
+      t->flushed_at = now;
+      qv_flush_thread();
+    }
   }
 }
 
