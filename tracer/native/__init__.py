@@ -73,6 +73,7 @@ def _source_files() -> list[Path]:
     return sorted(files)
 
 
+@functools.cache  # once per process: `trace record` asks before the run and again in finalize (finalize_c)
 def source_hash() -> str:
     h = hashlib.sha256()
     for p in _source_files():
