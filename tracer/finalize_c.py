@@ -60,7 +60,7 @@ def library() -> ctypes.CDLL | None:
     except (BuildError, OSError):
         return None
     p, i64 = ctypes.c_void_p, ctypes.c_int64
-    lib.qv_fin_scan.argtypes = [p, i64, i64, i64, p, p, p, p, i64, p, p, p, p, p]
+    lib.qv_fin_scan.argtypes = [p, i64, i64, i64, p, p, p, p, i64, p, p, p, p, p, p]
     lib.qv_fin_scan.restype = None
     lib.qv_fin_group.argtypes = [p, i64, p, i64, p, p, p]
     lib.qv_fin_group.restype = None
@@ -97,15 +97,17 @@ def scan_stream(words, n_strings, late, clock):
     io[0] = clock
     used_src = np.zeros(n_strings, np.bool_)
     cap = 1 << max(6, int(2 * n + 2).bit_length())
-    keys = np.zeros(cap, np.uint64)
+    keys = np.zeros(cap, np.uint64)     # calloc'd: the pages of unused slots are never touched
+    pcs = np.empty(n, np.uint64)
     control, late_rows = np.empty(n, np.int64), np.empty(n, np.int64)
     threads, devices = np.empty(n, np.int64), np.empty(n, np.int64)
     counts = np.zeros(KINDS, np.int64)
     library().qv_fin_scan(words.ctypes.data, n, n_strings, late, ctypes.byref(CONSTS), io.ctypes.data,
-                          used_src.ctypes.data, keys.ctypes.data, cap, control.ctypes.data, late_rows.ctypes.data,
+                          used_src.ctypes.data, keys.ctypes.data, cap, pcs.ctypes.data, control.ctypes.data,
+                          late_rows.ctypes.data,
                           counts.ctypes.data, threads.ctypes.data, devices.ctypes.data)
     clock, n_access, top_alloc, t_min, t_max, n_pcs, n_control, n_late, n_threads, n_devices = io.tolist()
-    return (used_src, keys[:n_pcs].copy(), control[:n_control].copy(), n_access, top_alloc, counts, t_min, t_max,
+    return (used_src, pcs[:n_pcs].copy(), control[:n_control].copy(), n_access, top_alloc, counts, t_min, t_max,
             threads[:n_threads].copy(), devices[:n_devices].copy(), late_rows[:n_late].copy(), clock)
 
 

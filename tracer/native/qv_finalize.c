@@ -45,10 +45,10 @@ static inline int64_t add_distinct(int64_t *values, int64_t n, int64_t v) {
 
 /* io (in/out): [0] clock; out: [1] accesses, [2] top alloc, [3] t_min, [4] t_max, [5] PCs, [6] control
  * rows, [7] late rows, [8] threads, [9] devices. `keys`: a zeroed open-addressing set of `key_cap`
- * (a power of two > 2 n) entries; its distinct PCs end up in keys[0 .. io[5]). threads and devices
- * have room for n values, control and late_rows too. */
+ * (a power of two > 2 n) entries, of which only the slots used are touched; the distinct PCs go to
+ * pcs[0 .. io[5]). pcs, threads, devices, control and late_rows have room for n values. */
 void qv_fin_scan(const int64_t *words, int64_t n, int64_t n_strings, int64_t late, const qv_fin_consts *k,
-                 int64_t *io, uint8_t *used_src, uint64_t *keys, int64_t key_cap, int64_t *control,
+                 int64_t *io, uint8_t *used_src, uint64_t *keys, int64_t key_cap, uint64_t *pcs, int64_t *control,
                  int64_t *late_rows, int64_t *counts, int64_t *threads, int64_t *devices) {
   int64_t clock = io[0], n_access = 0, top_alloc = -1, t_min = INT64_MAX, t_max = -INT64_MAX;
   int64_t n_pcs = 0, n_control = 0, n_late = 0, n_threads = 0, n_devices = 0;
@@ -94,13 +94,10 @@ void qv_fin_scan(const int64_t *words, int64_t n, int64_t n_strings, int64_t lat
       while (keys[h] != 0 && keys[h] != pc) h = (h + 1) & mask;
       if (keys[h] == 0) {
         keys[h] = pc;
-        n_pcs++;
+        pcs[n_pcs++] = pc;
       }
     }
   }
-  int64_t m = 0; /* the set's PCs to the front */
-  for (int64_t h = 0; h < key_cap && m < n_pcs; h++)
-    if (keys[h] != 0) keys[m++] = keys[h];
   io[0] = clock;
   io[1] = n_access;
   io[2] = top_alloc;
