@@ -11,6 +11,7 @@ time while the next is filled.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -302,6 +303,8 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
         modules_by_rank[rr.rank] = dedup_modules(rr.modules, renames)
     modules = dedup_modules([m for rr in raws for m in rr.modules], renames)
     n = start
+    if n > PLAIN_MAX_ROWS:  # the writer will need pyarrow: import it while the passes below run
+        threading.Thread(target=_import_pyarrow, daemon=True).start()
     kern = kernels(n)
 
     with ThreadPoolExecutor(2) as pool:  # the compiled kernels release the GIL
@@ -375,6 +378,18 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
         if n + n_objects == 0:
             w.write_columns({c: np.zeros(0, COLUMN_DTYPES[c]) for c in COLUMN_NAMES})
     return meta
+
+
+def _import_pyarrow() -> None:
+    """Import what LogWriter's pyarrow engine imports (~0.025 s): in a thread, it overlaps the scans,
+    the symbolizer's answer and the row passes, which mostly run without the GIL (C kernels, numpy,
+    waiting on pipes). While the program runs it would not: it competes with the program for the
+    cores (docs/bench.md, j16k)."""
+    try:
+        import pyarrow  # noqa: F401
+        from pyarrow import ipc  # noqa: F401
+    except ImportError:
+        pass  # the writer says so
 
 
 def _merge_by_time(first: dict[str, np.ndarray], second: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -3,9 +3,10 @@
 Why: a run has 10^7..10^9 raw records of 96 bytes. numpy passes over whole columns read every
 record once per field (and once more per remap or mask), so finalize ran at ~3 M events/s; here each
 record is read once while scanning and once while writing its log row, and every log column of a
-batch is written in that same pass. numba is imported only for runs above NUMPY_RUN events: below,
-finalize_numpy does the same work as whole-column numpy passes (numba's start-up would cost more
-than the work, and these kernels interpreted cost ~13 us per event: docs/bench.md).
+batch is written in that same pass. These are the specification; what runs is finalize_c's C library
+(built with the tracer, no start-up cost) when it loads, else numba above NUMPY_RUN events and
+finalize_numpy's whole-column numpy passes below (numba's start-up would cost more than the work,
+and these kernels interpreted cost ~13 us per event: docs/bench.md).
 
 A raw record is read as a row of RAW_WORDS int64 words (rawread.RAW_DTYPE); the 32- and 16-bit
 fields are unpacked from their word (the word/shift constants below are checked against RAW_DTYPE
@@ -380,8 +381,13 @@ def compiled() -> Kernels:
 
 
 def kernels(events: int) -> Kernels:
-    """The kernels to use for a run of `events` raw records: numpy passes up to NUMPY_RUN unless
-    the compiled kernels are loaded already."""
+    """The kernels to use for a run of `events` raw records: the C library built with the tracer
+    (finalize_c) unless numba's are loaded already; without it, numpy passes up to NUMPY_RUN."""
+    if not scan_stream.loaded:
+        from quiver.tracer.finalize_c import kernels as c_kernels
+
+        if (c := c_kernels()) is not None:
+            return c
     if events <= NUMPY_RUN and not scan_stream.loaded:
         from quiver.tracer.finalize_numpy import NUMPY
 

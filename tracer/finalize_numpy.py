@@ -1,4 +1,5 @@
-"""The kernels of finalize_kernels as whole-column numpy passes, for runs too small to pay numba's start-up.
+"""The kernels of finalize_kernels as whole-column numpy passes, for runs too small to pay numba's start-up
+when the C library (finalize_c) cannot be loaded.
 
 Why: numba costs ~0.4-0.5 s before its first compiled call (its import, then loading the cached
 machine code); on runs of up to a few million events these passes finish sooner, so a typical

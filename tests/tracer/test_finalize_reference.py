@@ -3,8 +3,8 @@
 The reference reads the raw records with the structured RAW_DTYPE, orders them with a stable
 Python sort by time, and derives every log field row by row from the definitions in
 formats/FORMAT.md and tracer/native/qv_raw.h (string ids compared as strings, locations as
-(file name, line, function)). finalize is run with its kernels as plain Python, as numpy passes
-and compiled by numba: all must give the reference's rows.
+(file name, line, function)). finalize is run with its kernels as plain Python, as numpy passes,
+compiled by numba and in C (finalize_c): all must give the reference's rows.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from quiver.formats import ConstructKind, EventKind, read_log
 from quiver.tracer import finalize as finalize_mod
-from quiver.tracer import finalize_kernels, finalize_numpy
+from quiver.tracer import finalize_c, finalize_kernels, finalize_numpy
 from quiver.tracer.rawread import (
     F_AUX2_STR,
     F_AUX_STR,
@@ -124,7 +124,7 @@ def log_rows(path: Path, like: list[dict]) -> list[dict]:
     return rows
 
 
-@pytest.mark.parametrize("kernels", ["python", "numpy", "numpy-small-chunks", "compiled"])
+@pytest.mark.parametrize("kernels", ["python", "numpy", "numpy-small-chunks", "compiled", "c"])
 def test_finalize_matches_the_reference(record_c, tmp_path, monkeypatch, kernels):
     run = record_c("omp/finalize_mix.c", env={"QUIVER_KEEP_RAW": "1"})
     assert run.returncode == 0, run.stderr
@@ -137,7 +137,7 @@ def test_finalize_matches_the_reference(record_c, tmp_path, monkeypatch, kernels
         monkeypatch.setattr(finalize_numpy, "BLOCK", 3)
     chosen = {"python": lambda: finalize_kernels.KERNELS, "numpy": lambda: finalize_numpy.NUMPY,
               "numpy-small-chunks": lambda: finalize_numpy.NUMPY,
-              "compiled": finalize_kernels.compiled}[kernels]()
+              "compiled": finalize_kernels.compiled, "c": lambda: finalize_c.C}[kernels]()
     monkeypatch.setattr(finalize_mod, "kernels", lambda events: chosen)
     out = tmp_path / f"again-{kernels}.arrow"
     finalize_mod.finalize(raw, out)

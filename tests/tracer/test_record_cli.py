@@ -209,3 +209,26 @@ def test_host_thread_synchronisation_is_recorded(record_c):
     assert np.count_nonzero(ops == SyncKind.FLUSH) == 2
     barrier_kinds = set(cols["id2"][sync][ops == SyncKind.BARRIER].tolist())
     assert {3, 9} <= barrier_kinds   # explicit `barrier`, the region's closing barrier
+
+
+def test_synchronisation_inside_kernels_is_not_written(record_c):
+    """SYNC rows are host-side only (docs/record.md): the two host regions' fork, implicit tasks,
+    critical sections, barrier arrivals and join, and nothing of the kernels' teams (their forks,
+    barriers, the `critical` and explicit `barrier` of `target parallel`), whose accesses are kept."""
+    run = record_c("omp/kernel_sync.c", opt="-O1")
+    assert run.returncode == 0 and run.stdout == f"{sum(i + 2 for i in range(256))} 10\n"
+    cols = read_log(run.log).columns()
+    sync = cols["kind"] == EventKind.SYNC
+    assert (cols["device"][sync] == -1).all()
+    ops, aux2 = cols["op"][sync], cols["aux2"][sync]
+    forks = cols["id"][sync][ops == SyncKind.PARALLEL_BEGIN]
+    assert len(forks) == 2
+    assert np.count_nonzero(ops == SyncKind.PARALLEL_END) == 2
+    assert np.count_nonzero(ops == SyncKind.IMPLICIT_TASK_BEGIN) == 4
+    assert np.count_nonzero(ops == SyncKind.MUTEX_ACQUIRED) == 4
+    assert np.count_nonzero(ops == SyncKind.MUTEX_RELEASED) == 4
+    barrier = ops == SyncKind.BARRIER
+    assert np.count_nonzero(barrier & (aux2 == 0)) == 4
+    assert set(cols["id"][sync][barrier].tolist()) == set(forks.tolist())
+    device = (cols["kind"] == EventKind.ACCESS) & (cols["device"] == 0)
+    assert np.count_nonzero(device & ((cols["op"] & 1) == 1)) > 0

@@ -7,6 +7,7 @@ hash of the sources names the output directory, so binaries built by `trace cc` 
 Libraries (all shared, linked into the program and into its device image):
   libquiver_rt.so   the raw-chunk writer (qv_buffer.c), one per process
   libquiver_omp.so  OMPT tool, offload entry wrappers, access callbacks, heap interposition
+  libquiver_finalize.so  finalize's per-record passes (tracer/finalize_c.py), in the `trace` process
   (qv_rangeset.c, the watched address ranges, is compiled into it and into the PMPI library, and so
   is the access-run coalescer qv_coalesce.inc, included by both tracers' access files together with
   the list of the pass plugin's entry points, qv_entry_points.inc)
@@ -59,6 +60,8 @@ LIBS: list[NativeLib] = [
     NativeLib("quiver_rt", ["qv_buffer.c"], ldlibs=["-lpthread"]),
     NativeLib("quiver_omp", ["qv_omp.c", "qv_access.c", "qv_alloc.c", "qv_rangeset.c"], deps=["quiver_rt"],
               ldlibs=["-ldl", "-lpthread"]),
+    # finalize's per-record passes (tracer/finalize_c.py), loaded by `trace record`, not by the program
+    NativeLib("quiver_finalize", ["qv_finalize.c"]),
     # PMPI tracer (tracer/native/mpi/): built with the MPI compiler wrapper, skipped without MPI
     NativeLib("quiver_mpi", ["mpi/qv_mpi.c", "mpi/qv_mpi_access.c", "qv_rangeset.c"], deps=["quiver_rt"],
               ldlibs=["-ldl", "-lpthread"], cc=os.environ.get("QUIVER_MPICC", "mpicc.mpich"), optional=True),
@@ -70,6 +73,7 @@ def _source_files() -> list[Path]:
     return sorted(files)
 
 
+@functools.cache  # once per process: `trace record` asks before the run and again in finalize (finalize_c)
 def source_hash() -> str:
     h = hashlib.sha256()
     for p in _source_files():

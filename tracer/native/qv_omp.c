@@ -49,6 +49,10 @@ typedef struct {
   uint32_t dyn_mem;
 } qv_kargs_t;
 
+/* a thread's buffer is written at the end of a construct when its last write is older than this:
+ * a SIGKILL of the program loses at most the constructs of the last millisecond (docs/record.md) */
+#define QV_CONSTRUCT_FLUSH_NS 1000000
+
 static _Atomic int64_t g_construct_id;
 static _Atomic int64_t g_task_id;
 static _Atomic int64_t g_region_id;
@@ -228,6 +232,15 @@ static void scan_device_images(void) {
 
 /* ---- OMPT callbacks ---- */
 
+/* HOST_SYNC_ONLY: SYNC rows (fork, implicit task, barriers, join, mutexes, taskwait/taskgroup,
+ * flush, worksharing, masked) are written for host threads only, never inside a kernel. The
+ * checkers order only host-side rows with them (replay/threads/omp_order.py, happens_before.py);
+ * every device-side event of a kernel belongs to the context of its construct, which its
+ * CONSTRUCT_BEGIN/END (or its target task) already orders. A many-kernel program otherwise wrote
+ * 13 such rows per `teams distribute parallel for` region on 2 threads, half of its log
+ * (docs/record.md). The callbacks still run: they end the thread's pending access runs and
+ * switch a worker between the host and the device side. */
+
 static int g_devices;
 
 static void on_device_initialize(int device_num, const char *type, ompt_device_t *device,
@@ -317,7 +330,12 @@ static void on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t endpoint, in
     t->cur_loc_str = -1;
     t->cur_task = -1;
     t->nargs = 0;
-    qv_flush_thread(); /* a killed program keeps everything up to its last construct */
+    /* a killed program keeps everything up to its constructs of the last millisecond */
+    int64_t now = qv_now();
+    if (now - t->flushed_at >= QV_CONSTRUCT_FLUSH_NS) {
+      t->flushed_at = now;
+      qv_flush_thread();
+    }
   }
 }
 
@@ -471,6 +489,7 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data, const ompt_fr
   g_regions[k].construct = t->construct;
   g_regions[k].strided = t->c.strided;
   atomic_store_explicit(&g_regions[k].region, id, memory_order_release);
+  if (t->dev >= 0) return; /* SYNC rows are host-side only (see HOST_SYNC_ONLY) */
   /* the fork: everything the team does is ordered after what this thread did before */
   qv_event_t e = QV_EVENT_INIT;
   e.kind = QV_K_SYNC;
@@ -489,6 +508,7 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encounterin
                             const void *codeptr_ra) {
   (void)encountering_task_data, (void)flags;
   CB_ENTER(t);
+  if (t->dev >= 0) return; /* HOST_SYNC_ONLY */
   qv_event_t e = QV_EVENT_INIT;
   e.kind = QV_K_SYNC;
   e.op = QV_S_PARALLEL_END;
@@ -505,6 +525,7 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encounterin
  * ompt_mutex_t kind */
 static void mutex_event(int op, ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr_ra) {
   CB_ENTER(t);
+  if (t->dev >= 0) return; /* HOST_SYNC_ONLY */
   qv_event_t e = QV_EVENT_INIT;
   e.kind = QV_K_SYNC;
   e.op = op;
@@ -619,6 +640,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
     } else if (dev < 0 && t->dev >= 0) {
       qv_device_leave(t);
     }
+    if (t->dev >= 0) return; /* HOST_SYNC_ONLY */
     /* this thread starts its part of the region (ordered after the fork) */
     qv_event_t e = QV_EVENT_INIT;
     e.kind = QV_K_SYNC;
@@ -708,6 +730,7 @@ static void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoi
    * barriers: arrival (aux2 0) and departure (aux2 1); a worker's departure from the
    * implicit barrier closing a parallel region is only seen when it is next woken. */
   if (op == 1 && endpoint == ompt_scope_begin) return;
+  if (t->dev >= 0) return; /* HOST_SYNC_ONLY */
   qv_event_t e = QV_EVENT_INIT;
   e.kind = QV_K_SYNC;
   e.op = op;

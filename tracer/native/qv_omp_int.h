@@ -71,6 +71,7 @@ typedef struct qv_tls {
   int32_t nargs;
   uintptr_t arg_lo[QV_MAX_ARGS], arg_hi[QV_MAX_ARGS];
   int64_t dop_t0;         /* begin time of the running data op */
+  int64_t flushed_at;     /* when a construct's end last wrote this thread's buffer (qv_now) */
   uintptr_t dop_host;     /* host address from the data-op begin callback */
   qv_pending pend;
   /* `target data` pairing: begins still open on this thread */

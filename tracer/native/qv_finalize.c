@@ -1,0 +1,261 @@
+/* qv_finalize.c - finalize's per-record passes (tracer/finalize_kernels.py) in C, called with ctypes
+ * (tracer/finalize_c.py).
+ *
+ * Why: finalize reads every raw record twice (a scan of each thread file, then the log row it
+ * becomes). As numpy passes that costs ~0.5-1 us per record (a 12000-kernel run's 180 k records:
+ * ~0.1 s of CPU); numba does it in ~10 ns but costs ~0.4 s to start. This library is built with the
+ * tracer (tracer/native LIBS), so it is there whenever a run is recorded; the numba and numpy
+ * kernels stay for logs finalized where it cannot be loaded. Same semantics as finalize_kernels.py,
+ * whose docstrings are the specification (tests/tracer/test_finalize_reference.py checks all three
+ * against a reference).
+ *
+ * A raw record is 12 int64 words (rawread.RAW_DTYPE): time, addr, addr2, size, id, id2, aux, aux2,
+ * pc, loc_str | op << 32, name | device << 32, thread | kind << 32 | flags << 48. */
+#include <stdint.h>
+#include <string.h>
+
+#define RAW_WORDS 12
+enum { W_TIME, W_ADDR, W_ADDR2, W_SIZE, W_ID, W_ID2, W_AUX, W_AUX2, W_PC, W_LOCSTR_OP, W_NAME_DEVICE,
+       W_THREAD_KIND_FLAGS };
+/* formats/schema.py EventKind values and rawread F_* flags (passed in by finalize_c.py, which checks
+ * them against the Python constants when it loads the library) */
+typedef struct {
+  int64_t access, alloc, construct_begin, construct_end, map_clause, task_create, task_depend, win_create;
+  int64_t f_pc_ret, f_name_int, f_id2_str, f_aux_str, f_aux2_str;
+  int64_t kinds; /* counted kind values */
+} qv_fin_consts;
+
+static inline int64_t lo32(int64_t w) { return (int64_t)(int32_t)(uint32_t)w; }
+static inline int64_t kind_of(int64_t w) { return (int64_t)(int16_t)(uint16_t)(w >> 32); }
+
+static inline uint64_t adjusted_pc(const int64_t *row, const qv_fin_consts *k) {
+  uint64_t pc = (uint64_t)row[W_PC];
+  if (((row[W_THREAD_KIND_FLAGS] >> 48) & k->f_pc_ret) && pc != 0) pc -= 1;
+  return pc;
+}
+
+static inline uint64_t slot(uint64_t pc, uint64_t size) { return (pc ^ (pc >> 9) ^ (pc >> 21)) & (size - 1); }
+
+static inline int64_t add_distinct(int64_t *values, int64_t n, int64_t v) {
+  for (int64_t j = 0; j < n; j++)
+    if (values[j] == v) return n;
+  values[n] = v;
+  return n + 1;
+}
+
+/* io (in/out): [0] clock; out: [1] accesses, [2] top alloc, [3] t_min, [4] t_max, [5] PCs, [6] control
+ * rows, [7] late rows, [8] threads, [9] devices. `keys`: a zeroed open-addressing set of `key_cap`
+ * (a power of two > 2 n) entries, of which only the slots used are touched; the distinct PCs go to
+ * pcs[0 .. io[5]). pcs, threads, devices, control and late_rows have room for n values. */
+void qv_fin_scan(const int64_t *words, int64_t n, int64_t n_strings, int64_t late, const qv_fin_consts *k,
+                 int64_t *io, uint8_t *used_src, uint64_t *keys, int64_t key_cap, uint64_t *pcs, int64_t *control,
+                 int64_t *late_rows, int64_t *counts, int64_t *threads, int64_t *devices) {
+  int64_t clock = io[0], n_access = 0, top_alloc = -1, t_min = INT64_MAX, t_max = -INT64_MAX;
+  int64_t n_pcs = 0, n_control = 0, n_late = 0, n_threads = 0, n_devices = 0;
+  int64_t last_thread = -((int64_t)1 << 40), last_device = -((int64_t)1 << 40);
+  uint64_t last_pc = 0, mask = (uint64_t)key_cap - 1;
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t *row = words + i * RAW_WORDS;
+    int64_t t = row[W_TIME];
+    if (t < t_min) t_min = t;
+    if (t > t_max) t_max = t;
+    if (t > clock) clock = t;
+    if (t < clock - late) late_rows[n_late++] = i;
+    int64_t w11 = row[W_THREAD_KIND_FLAGS], kind = kind_of(w11);
+    if (kind >= 0 && kind < k->kinds) counts[kind]++;
+    int64_t thread = lo32(w11);
+    if (thread != last_thread) {
+      last_thread = thread;
+      n_threads = add_distinct(threads, n_threads, thread);
+    }
+    if (kind < k->win_create) {
+      int64_t device = row[W_NAME_DEVICE] >> 32;
+      if (device >= 0 && device != last_device) {
+        last_device = device;
+        n_devices = add_distinct(devices, n_devices, device);
+      }
+    }
+    if (kind == k->access)
+      n_access++;
+    else if (kind == k->alloc) {
+      if (row[W_ID] > top_alloc) top_alloc = row[W_ID];
+    } else if (kind == k->construct_begin || kind == k->construct_end || kind == k->map_clause ||
+               kind == k->task_create)
+      control[n_control++] = i;
+    int64_t s = lo32(row[W_LOCSTR_OP]);
+    if (s >= 0 && s < n_strings) {
+      used_src[s] = 1;
+      continue;
+    }
+    uint64_t pc = adjusted_pc(row, k);
+    if (pc != 0 && pc != last_pc) {
+      last_pc = pc;
+      uint64_t h = slot(pc, (uint64_t)key_cap);
+      while (keys[h] != 0 && keys[h] != pc) h = (h + 1) & mask;
+      if (keys[h] == 0) {
+        keys[h] = pc;
+        pcs[n_pcs++] = pc;
+      }
+    }
+  }
+  io[0] = clock;
+  io[1] = n_access;
+  io[2] = top_alloc;
+  io[3] = n ? t_min : 0;
+  io[4] = n ? t_max : -1;
+  io[5] = n_pcs;
+  io[6] = n_control;
+  io[7] = n_late;
+  io[8] = n_threads;
+  io[9] = n_devices;
+}
+
+/* finalize_kernels.group_by_stream: bounds has n_starts + 1 entries */
+void qv_fin_group(const int64_t *rows, int64_t n, const int64_t *starts, int64_t n_starts, int64_t *pos,
+                  int64_t *bounds, int64_t *fill) {
+  memset(bounds, 0, (size_t)(n_starts + 1) * sizeof *bounds);
+  int64_t s = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int64_t i = 0; i < n; i++) {
+      int64_t r = rows[i];
+      if (!(starts[s] <= r && (s + 1 == n_starts || r < starts[s + 1]))) {
+        int64_t lo = 0, hi = n_starts; /* the last start <= r */
+        while (lo < hi) {
+          int64_t mid = (lo + hi) / 2;
+          if (starts[mid] <= r) lo = mid + 1;
+          else hi = mid;
+        }
+        s = lo - 1;
+      }
+      if (pass == 0) bounds[s + 1]++;
+      else pos[fill[s]++] = i;
+    }
+    if (pass == 0) {
+      for (int64_t j = 0; j < n_starts; j++) bounds[j + 1] += bounds[j];
+      memcpy(fill, bounds, (size_t)n_starts * sizeof *fill);
+    }
+  }
+}
+
+/* index of the first element >= q in sorted a[0 .. n) */
+static inline int64_t lower_bound_i64(const int64_t *a, int64_t n, int64_t q) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    int64_t mid = (lo + hi) / 2;
+    if (a[mid] < q) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static inline int64_t lower_bound_u64(const uint64_t *a, int64_t n, uint64_t q) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    int64_t mid = (lo + hi) / 2;
+    if (a[mid] < q) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+#define PC_CACHE 256
+
+typedef struct {
+  const int64_t *table;
+  int64_t n_table; /* len(table): rank-local string ids, then -1 */
+  const int64_t *by_string;
+  int64_t n_by_string;
+  const uint64_t *pcs;
+  const int64_t *by_pc;
+  int64_t n_pcs;
+  const int64_t *task_keys, *task_locs;
+  int64_t n_tasks;
+  const int64_t *fix_pos, *fix_op;
+  int64_t n_fix;
+} qv_fin_maps;
+
+/* finalize_kernels.fill_rows: out64 is 8 x batch, out32 7 x batch (row-major, `batch` columns) */
+void qv_fin_fill(const int64_t *words, const int64_t *rows, const int64_t *out_pos, int64_t n, int64_t start,
+                 int64_t rank, int64_t t0, const qv_fin_maps *m, const qv_fin_consts *k, int64_t *out64,
+                 int32_t *out32, int16_t *out16, int64_t batch) {
+  int64_t n_strings = m->n_table - 1;
+  uint64_t seen_pc[PC_CACHE];
+  int64_t seen_loc[PC_CACHE];
+  memset(seen_pc, 0, sizeof seen_pc);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t o = out_pos[i], g = rows[o];
+    const int64_t *row = words + (g - start) * RAW_WORDS;
+    int64_t w9 = row[W_LOCSTR_OP], w10 = row[W_NAME_DEVICE], w11 = row[W_THREAD_KIND_FLAGS];
+    int64_t flags = w11 >> 48, kind = kind_of(w11), op = w9 >> 32, name = lo32(w10);
+    int64_t id2 = row[W_ID2], aux = row[W_AUX], aux2 = row[W_AUX2];
+    if (!(flags & k->f_name_int) && name >= 0 && name < n_strings) name = m->table[name];
+    if ((flags & k->f_id2_str) && id2 >= 0 && id2 < n_strings) id2 = m->table[id2];
+    if ((flags & k->f_aux_str) && aux >= 0 && aux < n_strings) aux = m->table[aux];
+    if ((flags & k->f_aux2_str) && aux2 >= 0 && aux2 < n_strings) aux2 = m->table[aux2];
+    int64_t src = lo32(w9), loc = -1;
+    if (src >= 0 && src < n_strings) {
+      src = m->table[src];
+      if (src < m->n_by_string) loc = m->by_string[src];
+    } else {
+      src = -1;
+    }
+    if (loc < 0) {
+      uint64_t pc = adjusted_pc(row, k), c = slot(pc, PC_CACHE);
+      if (pc == 0) {
+        loc = -1;
+      } else if (seen_pc[c] == pc) {
+        loc = seen_loc[c];
+      } else {
+        int64_t j = lower_bound_u64(m->pcs, m->n_pcs, pc);
+        loc = j < m->n_pcs && m->pcs[j] == pc ? m->by_pc[j] : -1;
+        seen_pc[c] = pc;
+        seen_loc[c] = loc;
+      }
+    }
+    if ((kind == k->task_create || kind == k->task_depend) && m->n_tasks) {
+      int64_t key = (rank << 40) | row[W_ID];
+      int64_t j = lower_bound_i64(m->task_keys, m->n_tasks, key);
+      if (j < m->n_tasks && m->task_keys[j] == key) loc = m->task_locs[j];
+    }
+    if ((kind == k->construct_begin || kind == k->construct_end) && m->n_fix) {
+      int64_t j = lower_bound_i64(m->fix_pos, m->n_fix, g);
+      if (j < m->n_fix && m->fix_pos[j] == g) op = m->fix_op[j];
+    }
+    int64_t t = row[W_TIME] - t0;
+    out64[0 * batch + o] = t > 0 ? t : 0;
+    out64[1 * batch + o] = row[W_ADDR];
+    out64[2 * batch + o] = row[W_ADDR2];
+    out64[3 * batch + o] = row[W_SIZE];
+    out64[4 * batch + o] = row[W_ID];
+    out64[5 * batch + o] = id2;
+    out64[6 * batch + o] = aux;
+    out64[7 * batch + o] = aux2;
+    out32[0 * batch + o] = (int32_t)rank;
+    out32[1 * batch + o] = (int32_t)lo32(w11);
+    out32[2 * batch + o] = (int32_t)(w10 >> 32);
+    out32[3 * batch + o] = (int32_t)loc;
+    out32[4 * batch + o] = (int32_t)op;
+    out32[5 * batch + o] = (int32_t)name;
+    out32[6 * batch + o] = (int32_t)src;
+    out16[o] = (int16_t)kind;
+  }
+}
+
+/* finalize_kernels.read_window; io: [0] cursor, [1] clock (in and out); returns the rows written */
+int64_t qv_fin_window(const int64_t *words, int64_t n, int64_t *io, int64_t late, int64_t until, int64_t start,
+                      int64_t *out_g, int64_t *out_t, int64_t cap) {
+  int64_t cursor = io[0], clock = io[1], k = 0;
+  while (cursor < n && clock - late <= until && k < cap) {
+    int64_t t = words[cursor * RAW_WORDS + W_TIME];
+    if (t > clock) clock = t;
+    if (t >= clock - late) {
+      out_g[k] = start + cursor;
+      out_t[k] = t;
+      k++;
+    }
+    cursor++;
+  }
+  io[0] = cursor;
+  io[1] = clock;
+  return k;
+}
