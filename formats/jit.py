@@ -26,8 +26,10 @@ from typing import Any
 MODE_ENV = "QUIVER_JIT"
 MODES = ("auto", "always", "never")
 # events: up to here one run interprets its kernels. Interpreted kernels cost ~2-20 us per event of
-# the loops they run; numba's import and the load of a checker's cached kernels ~0.3-0.6 s (docs/bench.md)
-SMALL_LOG = 20_000
+# the loops they run; numba's import and the load of a checker's cached kernels ~0.3-0.6 s (docs/bench.md).
+# 10,000 since kernels no longer log their SYNC rows (a region's 28 rows became 15): a `nowait` pipeline
+# of 17 k events took 3.2 s interpreted against 1.0 s compiled; RMA logs cross over near 20 k
+SMALL_LOG = 10_000
 
 _lock = threading.Lock()
 # inside `sized`: (compiled wanted, an already compiled kernel may be used); outside (a checker called

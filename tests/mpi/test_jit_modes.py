@@ -15,6 +15,7 @@ import sys
 
 import pytest
 from mpi_programs import all_programs
+from quiver.formats.jit import SMALL_LOG
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
@@ -49,7 +50,7 @@ def test_a_small_log_is_analysed_without_importing_numba(mpi_record, name):
     rec = mpi_record(name)
     report, probe = _analyze_in_a_fresh_process(rec.log, "auto")
     assert probe == {"code": 1, "numba": False}
-    assert report["log"]["events"] < 20_000
+    assert report["log"]["events"] <= SMALL_LOG
     assert sorted((f["access"]["line"], f["related"][0]["line"]) for f in report["findings"]) == rec.program.expected
     compiled, probe = _analyze_in_a_fresh_process(rec.log, "always")
     assert probe == {"code": 1, "numba": True}
