@@ -137,26 +137,19 @@ void qv_fin_group(const int64_t *rows, int64_t n, const int64_t *starts, int64_t
   }
 }
 
-/* index of the first element >= q in sorted a[0 .. n) */
-static inline int64_t lower_bound_i64(const int64_t *a, int64_t n, int64_t q) {
-  int64_t lo = 0, hi = n;
-  while (lo < hi) {
-    int64_t mid = (lo + hi) / 2;
-    if (a[mid] < q) lo = mid + 1;
-    else hi = mid;
+/* index of the first element >= q in sorted a[0 .. n), for each element type used */
+#define LOWER_BOUND(name, T)                                  \
+  static inline int64_t name(const T *a, int64_t n, T q) {    \
+    int64_t lo = 0, hi = n;                                   \
+    while (lo < hi) {                                         \
+      int64_t mid = (lo + hi) / 2;                            \
+      if (a[mid] < q) lo = mid + 1;                           \
+      else hi = mid;                                          \
+    }                                                         \
+    return lo;                                                \
   }
-  return lo;
-}
-
-static inline int64_t lower_bound_u64(const uint64_t *a, int64_t n, uint64_t q) {
-  int64_t lo = 0, hi = n;
-  while (lo < hi) {
-    int64_t mid = (lo + hi) / 2;
-    if (a[mid] < q) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+LOWER_BOUND(lower_bound_i64, int64_t)
+LOWER_BOUND(lower_bound_u64, uint64_t)
 
 #define PC_CACHE 256
 
