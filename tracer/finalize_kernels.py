@@ -382,12 +382,11 @@ def compiled() -> Kernels:
 
 def kernels(events: int) -> Kernels:
     """The kernels to use for a run of `events` raw records: the C library built with the tracer
-    (finalize_c) unless numba's are loaded already; without it, numpy passes up to NUMPY_RUN."""
-    if not scan_stream.loaded:
-        from quiver.tracer.finalize_c import kernels as c_kernels
+    (finalize_c); without it, numpy passes up to NUMPY_RUN unless numba's are loaded already."""
+    from quiver.tracer.finalize_c import kernels as c_kernels
 
-        if (c := c_kernels()) is not None:
-            return c
+    if (c := c_kernels()) is not None:
+        return c
     if events <= NUMPY_RUN and not scan_stream.loaded:
         from quiver.tracer.finalize_numpy import NUMPY
 
