@@ -414,7 +414,8 @@ def test_red_black_sweep_stays_hoisted(omp_build):
 
 def test_tall_narrow_grid_records_per_chunk_not_per_row(record_c):
     """A tall grid of 8-float rows: the records of rows i-1 and i+1 overlap (one holds the other's
-    rows but its ends). The same bytes and the same finding (b's border, never written, read by the
+    rows but its ends); the tracer drops the held rows at once (tests/tracer/test_strided_clip.py
+    counts the work). The same bytes and the same finding (b's border, never written, read by the
     second sweep) as per access, and a handful of ACCESS rows per thread and kernel, not per row."""
     src = STRIDED / "tall_rows.c"
     same_bytes_as_per_access(record_c, src, "-O2")
