@@ -159,6 +159,9 @@ class EventLog:
     _projections: dict = field(default_factory=dict, repr=False, compare=False)
     # False: decode every stored column, also those a batch says hold one value (`trace info --verify`)
     hints: bool = field(default=True, repr=False, compare=False)
+    # whether the last batch read through pyarrow had the hint: only then is the next one read in two steps
+    # (its metadata with `kind`, then the columns the hint does not cover), else in one (logs without it)
+    _hinted: bool = field(default=True, repr=False, compare=False)
     _constants: ConstantColumns = field(default_factory=lambda: ConstantColumns(), repr=False, compare=False)
 
     @cached_property
@@ -242,8 +245,9 @@ class EventLog:
                 if self.hints and not arrow and self.version >= CHECKSUM_VERSION:
                     constant = {n: v for n, v in integrity.constants(meta, COLUMN_DTYPES).items() if n in raw}
                     raw.update((n, self._constants.array(n, v, len(raw[n]))) for n, v in constant.items())
-            elif arrow or not self.hints or self.version < CHECKSUM_VERSION:
+            elif arrow or not self.hints or self.version < CHECKSUM_VERSION or not self._hinted:
                 batch, raw, meta = self._arrow_batch(reader, i, names)
+                self._hinted = integrity.META_CONSTANT in (meta or {})   # the next batch likely alike
             else:
                 batch, raw, meta, constant = self._hinted_batch(i, names)
             # each column once per log (later passes re-read the same batches)
@@ -296,9 +300,11 @@ class EventLog:
     def _hinted_batch(self, i: int, names: list[str]) -> tuple[None, dict[str, np.ndarray], Any, dict[str, int]]:
         """Batch ``i``'s columns ``names``, those its metadata says hold one value (integrity.constants)
         not decompressed but given as a shared read-only array of that value; the checksums then say
-        whether the hint was right. The metadata comes with the batch's ``kind`` column, the narrowest.
+        whether the hint was right. The metadata comes with the batch's ``kind`` column, the narrowest
+        (pyarrow decodes every column when asked for none).
         Returns (None, columns, custom metadata, the constant columns among ``names``)."""
         _, probe, meta = self._arrow_batch(self._projection(("kind",)), i, ["kind"])
+        self._hinted = integrity.META_CONSTANT in (meta or {})
         rows = len(probe["kind"])
         constant = {n: v for n, v in integrity.constants(meta, COLUMN_DTYPES).items() if n in names}
         rest = [n for n in names if n not in constant and n != "kind"]
