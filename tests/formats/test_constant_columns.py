@@ -136,10 +136,10 @@ def test_a_wrong_hint_is_a_damaged_batch(logs, tmp_path):
     path = _write_crafted(logs[0][0], tmp_path / "wrong.arrow", lambda meta, cols: _set_hint(meta, rank=1))
     r = _analyze(path)
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.strip().splitlines() == [f"trace: error: {path}: damaged log (batch 0): column 'rank' does not "
-                                             "match its checksum; its events are lost: ranks 0, threads "
-                                             f"{r.stderr.split('threads ')[1].split(',')[0]}, "
-                                             f"time {r.stderr.split('time ')[1].strip()}"]
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"trace: error: {path}: damaged log (batch 0): column 'rank' does not match its "
+                               "checksum; its events are lost: ranks 0, threads ")
 
 
 def test_a_hint_for_a_varying_column_is_a_damaged_batch(logs, tmp_path):
