@@ -21,6 +21,7 @@ from .sets import sorted_unique
 
 META_CHECKSUMS = b"quiver.xxh3"      # comma-separated hex digests, one per column in schema order
 META_SUMMARY = b"quiver.summary"     # {"t": [first, last], "ranks": "0-3,7", "threads": "0-8"}
+META_CONSTANT = b"quiver.constant"   # {"rank": 0, "aux2": 0}: the columns holding one value in the batch
 
 
 META_DIGEST = b"quiver.meta_xxh3"    # schema metadata: digest of the run, strings and locations values
@@ -59,13 +60,53 @@ def ranges(values: np.ndarray, limit: int | None = 12) -> str:
     return ",".join(parts[:limit]) + ",..."
 
 
-def batch_metadata(columns: Mapping[str, np.ndarray], names: list[str]) -> dict[bytes, bytes]:
-    """The custom metadata of the batch holding ``columns``."""
+def _constant(values: np.ndarray) -> int | None:
+    """The one value of ``values`` when all its rows hold it (None otherwise; the ends and the middle
+    are looked at first, so a column that varies rarely costs a full pass)."""
+    if not len(values):
+        return None
+    first = values[0]
+    if values[-1] != first or values[len(values) // 2] != first or not (values == first).all():
+        return None
+    return int(first)
+
+
+def batch_metadata(columns: Mapping[str, np.ndarray], names: list[str], constant: bool = True) -> dict[bytes, bytes]:
+    """The custom metadata of the batch holding ``columns``; ``constant``: with the hint naming the
+    columns that hold one value (written for compressed batches, which readers would decompress)."""
     t = columns["time_ns"]
     summary = {"t": [int(t.min()), int(t.max())] if len(t) else [], "ranks": ranges(columns["rank"]),
                "threads": ranges(columns["thread"])}
-    return {META_CHECKSUMS: ",".join(digest(columns[n]) for n in names).encode(),
+    meta = {META_CHECKSUMS: ",".join(digest(columns[n]) for n in names).encode(),
             META_SUMMARY: json.dumps(summary, sort_keys=True).encode()}
+    same = {n: v for n in names if (v := _constant(columns[n])) is not None} if constant else {}
+    if same:
+        meta[META_CONSTANT] = json.dumps(same, separators=(",", ":")).encode()
+    return meta
+
+
+def constants(meta: Mapping[bytes, bytes] | None, dtypes: Mapping[str, np.dtype]) -> dict[str, int]:
+    """The columns a batch's metadata says hold one value, and that value; {} when it says nothing or
+    anything unexpected (a damaged hint is ignored: the columns are then decoded, and their checksums
+    say whether they are damaged). A wrong value is caught by the column's checksum all the same."""
+    try:
+        raw = json.loads((meta or {})[META_CONSTANT])
+    except (KeyError, UnicodeDecodeError, ValueError, RecursionError):
+        return {}
+    if not isinstance(raw, dict):
+        return {}
+    out = {}
+    for name, value in raw.items():
+        dtype = dtypes.get(name)
+        if dtype is None or type(value) is not int or not _fits(value, dtype):
+            return {}
+        out[name] = value
+    return out
+
+
+def _fits(value: int, dtype: np.dtype) -> bool:
+    bits = 8 * dtype.itemsize
+    return 0 <= value < 1 << bits if dtype.kind == "u" else -(1 << (bits - 1)) <= value < 1 << (bits - 1)
 
 
 def lost(meta: Mapping[bytes, bytes] | None) -> str:

@@ -106,6 +106,40 @@ def _check_schema(meta: dict[bytes, bytes], names: list[str], types: list[str], 
     return meta
 
 
+class ConstantColumns:
+    """Read-only arrays of one value, and their scans, shared by the batches whose metadata says a column
+    holds that value (integrity.constants): such a column is neither decompressed nor scanned again.
+    At most ``MAX_BYTES`` are kept (a log's batches have one length and few distinct constants)."""
+
+    MAX_BYTES = 64 << 20
+
+    def __init__(self) -> None:
+        self._arrays: dict[tuple[str, int, int], np.ndarray] = {}
+        self._scans: dict[tuple[str, int, int], batch_scan.ColumnScan] = {}
+        self._bytes = 0
+
+    def array(self, name: str, value: int, rows: int) -> np.ndarray:
+        key = (name, value, rows)
+        a = self._arrays.get(key)
+        if a is None:
+            a = np.full(rows, value, dtype=COLUMN_DTYPES[name])
+            a.flags.writeable = False
+            if self._bytes + a.nbytes > self.MAX_BYTES:
+                self._arrays.clear()
+                self._scans.clear()
+                self._bytes = 0
+            self._arrays[key] = a
+            self._bytes += a.nbytes
+        return a
+
+    def scan(self, name: str, value: int, rows: int) -> batch_scan.ColumnScan:
+        key = (name, value, rows)
+        s = self._scans.get(key)
+        if s is None:
+            s = self._scans[key] = batch_scan.scan(name, self.array(name, value, rows), name in RANGE_COLUMNS)
+        return s
+
+
 @dataclass
 class EventLog:
     """A validated log: run metadata, interned strings and locations, and the event columns."""
@@ -123,6 +157,12 @@ class EventLog:
     _checked: set = field(default_factory=set, repr=False, compare=False)   # (batch, column) verified
     _scans: dict = field(default_factory=dict, repr=False, compare=False)   # (batch, column) -> its checked scan
     _projections: dict = field(default_factory=dict, repr=False, compare=False)
+    # False: decode every stored column, also those a batch says hold one value (`trace info --verify`)
+    hints: bool = field(default=True, repr=False, compare=False)
+    # whether the last batch read through pyarrow had the hint: only then is the next one read in two steps
+    # (its metadata with `kind`, then the columns the hint does not cover), else in one (logs without it)
+    _hinted: bool = field(default=True, repr=False, compare=False)
+    _constants: ConstantColumns = field(default_factory=lambda: ConstantColumns(), repr=False, compare=False)
 
     @cached_property
     def table(self) -> pa.Table:
@@ -199,16 +239,25 @@ class EventLog:
         ``arrow``: the returned batch holds the decoded addresses too (`table` needs it; the columns
         alone do not, and wrapping an array for Arrow imports numpy.ma, ~10 ms of a small analysis)."""
         try:
+            constant: dict[str, int] = {}
             if reader is None:   # its batches were checked when the file was opened (formats/ipc_read.py)
                 batch, (raw, meta) = None, self._plain.batch(i, names)
-            else:
+                if self.hints and not arrow and self.version >= CHECKSUM_VERSION:
+                    constant = {n: v for n, v in integrity.constants(meta, COLUMN_DTYPES).items() if n in raw}
+                    raw.update((n, self._constants.array(n, v, len(raw[n]))) for n, v in constant.items())
+            elif arrow or not self.hints or self.version < CHECKSUM_VERSION or not self._hinted:
                 batch, raw, meta = self._arrow_batch(reader, i, names)
+                self._hinted = integrity.META_CONSTANT in (meta or {})   # the next batch likely alike
+            else:
+                batch, raw, meta, constant = self._hinted_batch(i, names)
             # each column once per log (later passes re-read the same batches)
             check = not self._checked.issuperset((i, name) for name in names)
             cols, scans = {}, {}
             for j, name in enumerate(names):
                 cols[name] = raw[name]
-                if name == "addr" and self.version >= DELTA_ADDR_VERSION:
+                if name in constant:   # not decoded: one shared array per value, scanned once
+                    scans[name] = self._constants.scan(name, constant[name], len(raw[name]))
+                elif name == "addr" and self.version >= DELTA_ADDR_VERSION:
                     cols[name], scans[name] = batch_scan.decode_addr(cols[name])
                     if arrow:
                         import pyarrow as pa
@@ -247,6 +296,29 @@ class EventLog:
                                      f"{integrity.lost(meta)}")
             cols[name] = column.to_numpy()
         return batch, cols, meta
+
+    def _hinted_batch(self, i: int, names: list[str]) -> tuple[None, dict[str, np.ndarray], Any, dict[str, int]]:
+        """Batch ``i``'s columns ``names``, those its metadata says hold one value (integrity.constants)
+        not decompressed but given as a shared read-only array of that value; the checksums then say
+        whether the hint was right. The metadata comes with the batch's ``kind`` column, the narrowest
+        (pyarrow decodes every column when asked for none).
+        Returns (None, columns, custom metadata, the constant columns among ``names``)."""
+        _, probe, meta = self._arrow_batch(self._projection(("kind",)), i, ["kind"])
+        self._hinted = integrity.META_CONSTANT in (meta or {})
+        rows = len(probe["kind"])
+        constant = {n: v for n, v in integrity.constants(meta, COLUMN_DTYPES).items() if n in names}
+        rest = [n for n in names if n not in constant and n != "kind"]
+        cols = {}
+        if rest:
+            _, cols, _ = self._arrow_batch(self._projection(tuple(rest)), i, rest)
+            if len(cols[rest[0]]) != rows:
+                raise LogFormatError(f"{self.path}: damaged log (batch {i}): columns of different lengths"
+                                     f"{integrity.lost(meta)}")
+        if "kind" in names and "kind" not in constant:
+            cols["kind"] = probe["kind"]
+        for n, v in constant.items():
+            cols[n] = self._constants.array(n, v, rows)
+        return None, cols, meta, constant
 
     def _lost_around(self, i: int) -> str:
         """What an undecodable batch held, from its neighbours' summaries: the time span between them."""

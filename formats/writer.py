@@ -117,6 +117,7 @@ class LogWriter:
     ) -> None:
         self.path = Path(path)
         self.rows = 0
+        self.compressed = compression is not None
         run = {k: v for k, v in (run or {}).items() if k != STATS_KEY}
         if stats is not None:
             run[STATS_KEY] = stats.to_json()
@@ -159,7 +160,8 @@ class LogWriter:
         n = len(cols["kind"])
         for start in range(0, n, BATCH_ROWS):
             part = {k: v[start:start + BATCH_ROWS] for k, v in cols.items()}
-            meta = batch_metadata(part, COLUMN_NAMES)  # checksums of the values readers see
+            # checksums of the values readers see; which columns hold one value, when compressed
+            meta = batch_metadata(part, COLUMN_NAMES, constant=self.compressed)
             if FORMAT_VERSION >= DELTA_ADDR_VERSION:
                 part["addr"] = addr_delta.encode(part["addr"])
             batch = part if isinstance(self._writer, IpcFileWriter) else batch_from_columns(part, self.schema)
