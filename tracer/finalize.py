@@ -35,13 +35,11 @@ from quiver.tracer.finalize_control import (
 )
 from quiver.tracer.finalize_kernels import COLS32, COLS64, Kernels, kernels
 from quiver.tracer.finalize_order import Scan, Stream, log_order, scan
+from quiver.tracer.finalize_small import PLAIN_MAX_ROWS  # written uncompressed without pyarrow up to this
 from quiver.tracer.rawread import RAW_WORDS, Module, ranks_in, read_rank
 from quiver.tracer.symbolize import Location, dedup_modules, symbolize_with_objects
 
 BATCH = 1 << 20
-# Logs of up to this many rows are written uncompressed without pyarrow (formats/ipc_file.py): its
-# import would cost a small run more than the whole finalize; at ~100 bytes a row the file stays small.
-PLAIN_MAX_ROWS = 1 << 14
 
 
 @dataclass
