@@ -18,6 +18,7 @@ import re
 import shutil
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -207,16 +208,31 @@ def finalizing_status(raw: Path, out: Path) -> Iterator[Callable[[int, int], Non
         yield progress
 
 
-def _prepare_finalize(exe: Path) -> None:
+# a program still running after this many seconds will likely leave more than a small log: finalize's
+# numpy path is imported while it runs (~0.1-0.2 s of CPU that a short program's recording never pays)
+NUMPY_AFTER_S = 0.25
+
+
+def _prepare_finalize(exe: Path, ended: threading.Event) -> threading.Thread:
     """While the program runs rather than after it: start the tools finalize runs on the executable
-    (tracer/tools.py), and import finalize (numpy: ~0.06 s; pyarrow only when the log is big).
+    (tracer/tools.py), import the finalize of small runs (finalize_small: no numpy), and, in a thread,
+    once the program has run NUMPY_AFTER_S without ending, the finalize of big ones (numpy; pyarrow
+    only when the log is big). The caller joins the thread before finalizing.
 
     numpy's OpenBLAS starts a thread per core at import (~0.05 s of CPU, more on a busy machine) and
     finalize multiplies no matrices: this process asks for one (the program's environment was
     fixed when it started)."""
     tools.prestart(exe, objects=calls_offload_runtime(exe))
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    import quiver.tracer.finalize  # noqa: F401
+    import quiver.tracer.finalize_small  # noqa: F401
+
+    def import_numpy_path() -> None:
+        if not ended.wait(NUMPY_AFTER_S):
+            import quiver.tracer.finalize  # noqa: F401
+
+    thread = threading.Thread(target=import_numpy_path, name="quiver-finalize-import")
+    thread.start()
+    return thread
 
 
 class ProgramNotRunnable(OSError):
@@ -277,13 +293,19 @@ def _record(argv: Sequence[str], out: Path, ranks: int | None, launcher: str | N
                 "launcher": cmd[: len(cmd) - len(argv)] or None}
     write_marker(raw, out, split, run_meta)  # for `trace recover` if this process is killed
     images_before = set(glob.glob(TMP_IMAGES))
+    program_ended = threading.Event()
+    importer: list[threading.Thread] = []
     try:
-        ended = run_group(cmd, env, timeout=timeout, while_running=lambda: _prepare_finalize(target or prog),
+        ended = run_group(cmd, env, timeout=timeout,
+                          while_running=lambda: importer.append(_prepare_finalize(target or prog, program_ended)),
                           on_timeout=lambda: mark_reason(raw, TIME_LIMIT))
     except OSError as e:  # the program could not be started (e.g. ENOEXEC): nothing to recover later
         shutil.rmtree(raw, ignore_errors=True)
         raise ProgramNotRunnable(f"cannot run {argv[0]}: {e.strerror or e}") from None
     finally:
+        program_ended.set()
+        for thread in importer:
+            thread.join()
         cleanup_device_images(raw)
         remove_leftover_images(images_before, target or prog)
     code = ended.code
@@ -303,9 +325,13 @@ def _record(argv: Sequence[str], out: Path, ranks: int | None, launcher: str | N
 
             meta = finalize_split(raw, out, run_meta, progress=progress)
         else:
-            from quiver.tracer.finalize import finalize
+            from quiver.tracer.finalize_small import finalize_small
 
-            meta = finalize(raw, out, run_meta, progress=progress)
+            meta = finalize_small(raw, out, run_meta, progress=progress)
+            if meta is None:    # a big run (or no C library): the numpy path
+                from quiver.tracer.finalize import finalize
+
+                meta = finalize(raw, out, run_meta, progress=progress)
     if meta.get("signal") is not None and sig is None:
         sig = int(meta["signal"])
     truncated = bool(meta["truncated"])
