@@ -205,3 +205,14 @@ def finalize_small(raw_dir: Path, out: Path, run: dict[str, Any] | None = None,
     if progress is not None and n:
         progress(n, n)
     return meta
+
+
+def finalize_run(raw_dir: Path, out: Path, run: dict[str, Any] | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """finalize.finalize(raw_dir, out, run, progress=progress): without numpy when the run is small."""
+    meta = finalize_small(raw_dir, out, run, progress)
+    if meta is None:    # a big run (or no C library): the numpy path
+        from quiver.tracer.finalize import finalize
+
+        meta = finalize(raw_dir, out, run, progress=progress)
+    return meta

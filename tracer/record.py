@@ -325,13 +325,9 @@ def _record(argv: Sequence[str], out: Path, ranks: int | None, launcher: str | N
 
             meta = finalize_split(raw, out, run_meta, progress=progress)
         else:
-            from quiver.tracer.finalize_small import finalize_small
+            from quiver.tracer.finalize_small import finalize_run
 
-            meta = finalize_small(raw, out, run_meta, progress=progress)
-            if meta is None:    # a big run (or no C library): the numpy path
-                from quiver.tracer.finalize import finalize
-
-                meta = finalize(raw, out, run_meta, progress=progress)
+            meta = finalize_run(raw, out, run_meta, progress=progress)
     if meta.get("signal") is not None and sig is None:
         sig = int(meta["signal"])
     truncated = bool(meta["truncated"])
