@@ -208,27 +208,40 @@ def finalizing_status(raw: Path, out: Path) -> Iterator[Callable[[int, int], Non
         yield progress
 
 
-# a program still running after this many seconds will likely leave more than a small log: finalize's
-# numpy path is imported while it runs (~0.1-0.2 s of CPU that a short program's recording never pays)
-NUMPY_AFTER_S = 0.25
+POLL_S = 0.05   # how often the raw directory's size is looked at while the program runs
 
 
-def _prepare_finalize(exe: Path, ended: threading.Event) -> threading.Thread:
+def _raw_bytes(raw: Path) -> int:
+    """Bytes of raw records written so far (all ranks and threads)."""
+    total = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(raw):
+            if entry.name.endswith(".ev"):
+                with contextlib.suppress(OSError):
+                    total += entry.stat().st_size
+    return total
+
+
+def _prepare_finalize(exe: Path, raw: Path, ended: threading.Event) -> threading.Thread:
     """While the program runs rather than after it: start the tools finalize runs on the executable
     (tracer/tools.py), import the finalize of small runs (finalize_small: no numpy), and, in a thread,
-    once the program has run NUMPY_AFTER_S without ending, the finalize of big ones (numpy; pyarrow
-    only when the log is big). The caller joins the thread before finalizing.
+    the finalize of big ones (numpy: ~0.1-0.2 s of CPU; pyarrow only when the log is big) once the raw
+    directory holds more records than a small run's log may have. The caller joins the thread (it
+    ends with the program) before finalizing.
 
     numpy's OpenBLAS starts a thread per core at import (~0.05 s of CPU, more on a busy machine) and
     finalize multiplies no matrices: this process asks for one (the program's environment was
     fixed when it started)."""
     tools.prestart(exe, objects=calls_offload_runtime(exe))
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    import quiver.tracer.finalize_small  # noqa: F401
+    from quiver.tracer.finalize_small import PLAIN_MAX_ROWS
+    from quiver.tracer.rawread import RAW_BYTES
 
     def import_numpy_path() -> None:
-        if not ended.wait(NUMPY_AFTER_S):
-            import quiver.tracer.finalize  # noqa: F401
+        while not ended.wait(POLL_S):
+            if _raw_bytes(raw) > PLAIN_MAX_ROWS * RAW_BYTES:
+                import quiver.tracer.finalize  # noqa: F401
+                return
 
     thread = threading.Thread(target=import_numpy_path, name="quiver-finalize-import")
     thread.start()
@@ -297,7 +310,7 @@ def _record(argv: Sequence[str], out: Path, ranks: int | None, launcher: str | N
     importer: list[threading.Thread] = []
     try:
         ended = run_group(cmd, env, timeout=timeout,
-                          while_running=lambda: importer.append(_prepare_finalize(target or prog, program_ended)),
+                          while_running=lambda: importer.append(_prepare_finalize(target or prog, raw, program_ended)),
                           on_timeout=lambda: mark_reason(raw, TIME_LIMIT))
     except OSError as e:  # the program could not be started (e.g. ENOEXEC): nothing to recover later
         shutil.rmtree(raw, ignore_errors=True)
