@@ -96,3 +96,19 @@ def test_recording_a_small_program_imports_no_numpy(omp_build, tmp_path):
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
     assert run.stdout.strip().splitlines()[-1] == "0 []", run.stderr
     assert read_log(out).run["events"] > 0
+
+
+@pytest.mark.parametrize("records", [100, (1 << 14) + 1])
+def test_numpy_path_is_imported_while_the_program_runs_only_for_a_big_raw_directory(tmp_path, records):
+    """record._prepare_finalize's thread imports finalize's numpy path once the raw directory holds more
+    records than a small log may have (a big run then does not pay the import after it ends)."""
+    raw = tmp_path / "run.arrow.raw"
+    raw.mkdir()
+    (raw / "r0.t0.ev").write_bytes(bytes(96 * records))
+    code = ("import sys, threading, time; from pathlib import Path; from quiver.tracer import record as r\n"
+            "ended = threading.Event()\n"
+            f"t = r._prepare_finalize(Path('/bin/true'), Path({str(raw)!r}), ended)\n"
+            "time.sleep(0.5); ended.set(); t.join(); r.tools.stop_all()\n"
+            "print('numpy' in sys.modules)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == str(records > 1 << 14), run.stderr
