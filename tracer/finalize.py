@@ -165,8 +165,10 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
         modules_by_rank[rr.rank] = dedup_modules(rr.modules, renames)
     modules = dedup_modules([m for rr in raws for m in rr.modules], renames)
     n = start
+    importer = None
     if n > PLAIN_MAX_ROWS:  # the writer will need pyarrow: import it while the passes below run
-        threading.Thread(target=_import_pyarrow, daemon=True).start()
+        importer = threading.Thread(target=_import_pyarrow, name="quiver-pyarrow-import")
+        importer.start()
     kern = kernels(n)
 
     with ThreadPoolExecutor(2) as pool:  # the compiled kernels release the GIL
@@ -214,6 +216,8 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     # one thread writes batch k (Arrow compresses its columns on its own threads) while this one fills
     # batch k+1
     plain = n + n_objects <= PLAIN_MAX_ROWS
+    if importer is not None:
+        importer.join()     # usually done by now: the passes above overlap it
     with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta, stats=stats,
                    compression=None if plain else "zstd", engine="plain" if plain else "pyarrow") as w, \
             ThreadPoolExecutor(1) as writer:
