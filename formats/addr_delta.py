@@ -12,6 +12,7 @@ ever see absolute addresses (formats/reader.py decodes as it reads).
 from __future__ import annotations
 
 from array import array
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ def encode(addr: np.ndarray | array) -> np.ndarray | array:
     """Differences of consecutive values (uint64, wrapping); the first value is kept. An array.array
     (a small run's finalize, no numpy) gives an array.array."""
     if isinstance(addr, array):
-        return array("Q", [addr[0]] + [(b - a) & _MASK for a, b in zip(addr, addr[1:])] if len(addr) else [])
+        return array("Q", [addr[0]] + [(b - a) & _MASK for a, b in pairwise(addr)] if len(addr) else [])
     import numpy as np
 
     out = np.empty(len(addr), np.uint64)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from array import array
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 from . import addr_delta
