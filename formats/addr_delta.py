@@ -11,11 +11,23 @@ ever see absolute addresses (formats/reader.py decodes as it reads).
 
 from __future__ import annotations
 
-import numpy as np
+from array import array
+from itertools import pairwise
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+_MASK = (1 << 64) - 1
 
 
-def encode(addr: np.ndarray) -> np.ndarray:
-    """Differences of consecutive values (uint64, wrapping); the first value is kept."""
+def encode(addr: np.ndarray | array) -> np.ndarray | array:
+    """Differences of consecutive values (uint64, wrapping); the first value is kept. An array.array
+    (a small run's finalize, no numpy) gives an array.array."""
+    if isinstance(addr, array):
+        return array("Q", [addr[0]] + [(b - a) & _MASK for a, b in pairwise(addr)] if len(addr) else [])
+    import numpy as np
+
     out = np.empty(len(addr), np.uint64)
     if len(addr):
         out[0] = addr[0]
@@ -25,4 +37,6 @@ def encode(addr: np.ndarray) -> np.ndarray:
 
 def decode(stored: np.ndarray) -> np.ndarray:
     """The absolute values (the running sum, wrapping modulo 2^64 like the differences)."""
+    import numpy as np
+
     return np.cumsum(stored, dtype=np.uint64)

@@ -10,14 +10,17 @@ ranks, threads) so that a damaged batch can be named together with what is lost.
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import xxhash
 
 from .errors import LogFormatError
-from .sets import sorted_unique
+
+if TYPE_CHECKING:
+    import numpy as np
 
 META_CHECKSUMS = b"quiver.xxh3"      # comma-separated hex digests, one per column in schema order
 META_SUMMARY = b"quiver.summary"     # {"t": [first, last], "ranks": "0-3,7", "threads": "0-8"}
@@ -43,18 +46,39 @@ def verify_metadata(path: Path, meta: Mapping[bytes, bytes]) -> None:
                              "checksum")
 
 
-def digest(values: np.ndarray) -> str:
-    return f"{xxhash.xxh3_64_intdigest(np.ascontiguousarray(values)):016x}"
+def digest(values: np.ndarray | array) -> str:
+    """XXH3-64 of a column's bytes (a numpy array, or an array.array: a small run's finalize)."""
+    if not isinstance(values, array):
+        import numpy as np
+
+        values = np.ascontiguousarray(values)
+    return f"{xxhash.xxh3_64_intdigest(values):016x}"
 
 
-def ranges(values: np.ndarray, limit: int | None = 12) -> str:
+def distinct_ints(values: Any) -> list[int]:
+    """The distinct values of a column, ascending, as Python ints (numpy array or array.array)."""
+    if isinstance(values, array):
+        return sorted(set(values))
+    from .sets import sorted_unique
+
+    return sorted_unique(values).tolist()
+
+
+def ranges(values: Any, limit: int | None = 12) -> str:
     """``"0-3,7"``: the distinct values of ``values`` as ranges (at most ``limit`` ranges, then '...')."""
-    u = sorted_unique(values)
-    if not len(u):
-        return ""
-    breaks = np.flatnonzero(np.diff(u) != 1)
-    starts, ends = np.r_[u[0], u[breaks + 1]], np.r_[u[breaks], u[-1]]
-    parts = [f"{a}" if a == b else f"{a}-{b}" for a, b in zip(starts.tolist(), ends.tolist())]
+    return ranges_of(distinct_ints(values), limit)
+
+
+def ranges_of(u: list[int], limit: int | None = 12) -> str:
+    """ranges() of distinct ints already in ascending order."""
+    parts: list[str] = []
+    for i, v in enumerate(u):
+        if i and v == u[i - 1] + 1:
+            continue
+        j = i
+        while j + 1 < len(u) and u[j + 1] == u[j] + 1:
+            j += 1
+        parts.append(f"{v}" if j == i else f"{v}-{u[j]}")
     if limit is None or len(parts) <= limit:
         return ",".join(parts)
     return ",".join(parts[:limit]) + ",..."
@@ -75,7 +99,8 @@ def batch_metadata(columns: Mapping[str, np.ndarray], names: list[str], constant
     """The custom metadata of the batch holding ``columns``; ``constant``: with the hint naming the
     columns that hold one value (written for compressed batches, which readers would decompress)."""
     t = columns["time_ns"]
-    summary = {"t": [int(t.min()), int(t.max())] if len(t) else [], "ranks": ranges(columns["rank"]),
+    span = ([min(t), max(t)] if isinstance(t, array) else [int(t.min()), int(t.max())]) if len(t) else []
+    summary = {"t": span, "ranks": ranges(columns["rank"]),
                "threads": ranges(columns["thread"])}
     meta = {META_CHECKSUMS: ",".join(digest(columns[n]) for n in names).encode(),
             META_SUMMARY: json.dumps(summary, sort_keys=True).encode()}

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import os
 import struct
+from array import array
 from collections.abc import Mapping, Sequence
-from typing import IO
+from typing import IO, Any
 
-import numpy as np
+from .schema import TYPE_WIDTH
 
 MAGIC = b"ARROW1\0\0"
 CONTINUATION = b"\xff\xff\xff\xff"
@@ -155,13 +156,34 @@ def _key_values(meta: Mapping[bytes, bytes]) -> _Vector:
     return _Vector([_Table.of(KEY_VALUE, key=k, value=v) for k, v in meta.items()])
 
 
-def _schema(fields: Sequence[tuple[str, np.dtype]], meta: Mapping[bytes, bytes]) -> _Table:
-    def field(name: str, dtype: np.dtype) -> _Table:
-        int_type = _Table.of(INT, bit_width=("i", dtype.itemsize * 8), is_signed=("?", dtype.kind == "i"))
+def _width(dtype: Any) -> tuple[int, bool]:
+    """(bytes, signed) of a column type: a name of formats/schema.TYPE_WIDTH or a numpy dtype."""
+    if isinstance(dtype, str) and dtype in TYPE_WIDTH:
+        return TYPE_WIDTH[dtype]
+    import numpy as np
+
+    dt = np.dtype(dtype)
+    return dt.itemsize, dt.kind == "i"
+
+
+def _values(column: Any, dtype: Any) -> memoryview:
+    """The column's bytes, little-endian: an array.array of the type's width as it is (this machine
+    is little-endian: x86-64, aarch64), anything else through numpy."""
+    if isinstance(column, array) and column.itemsize == _width(dtype)[0] and column.typecode.isupper() != _width(dtype)[1]:
+        return memoryview(column).cast("B")
+    import numpy as np
+
+    return memoryview(np.ascontiguousarray(column, dtype=np.dtype(dtype).newbyteorder("<"))).cast("B")
+
+
+def _schema(fields: Sequence[tuple[str, Any]], meta: Mapping[bytes, bytes]) -> _Table:
+    def field(name: str, dtype: Any) -> _Table:
+        width, signed = _width(dtype)
+        int_type = _Table.of(INT, bit_width=("i", width * 8), is_signed=("?", signed))
         return _Table.of(FIELD, name=name.encode(), nullable=None, type_type=("B", TYPE_INT), type=int_type,
                          dictionary=None, children=_Vector([]))
 
-    return _Table.of(SCHEMA, endianness=None, fields=_Vector([field(n, np.dtype(d)) for n, d in fields]),
+    return _Table.of(SCHEMA, endianness=None, fields=_Vector([field(n, d) for n, d in fields]),
                      custom_metadata=_key_values(meta))
 
 
@@ -176,8 +198,8 @@ def _message(header_type: int, header: _Table, body_length: int, meta: Mapping[b
 class IpcFileWriter:
     """Writes record batches of the given fixed-width columns to an open binary file."""
 
-    def __init__(self, sink: IO[bytes], fields: Sequence[tuple[str, np.dtype]], meta: Mapping[bytes, bytes]) -> None:
-        self.sink, self.fields, self.meta = sink, [(n, np.dtype(d)) for n, d in fields], dict(meta)
+    def __init__(self, sink: IO[bytes], fields: Sequence[tuple[str, Any]], meta: Mapping[bytes, bytes]) -> None:
+        self.sink, self.fields, self.meta = sink, list(fields), dict(meta)
         self.blocks: list[bytes] = []
         self.pos = 0
         self._write(MAGIC)
@@ -187,9 +209,10 @@ class IpcFileWriter:
         self.sink.write(data)
         self.pos += len(data)
 
-    def write_batch(self, columns: Mapping[str, np.ndarray], custom_metadata: Mapping[bytes, bytes] | None = None) -> None:
-        values = [np.ascontiguousarray(columns[n], dtype=d.newbyteorder("<")) for n, d in self.fields]
-        rows = len(values[0]) if values else 0
+    def write_batch(self, columns: Mapping[str, Any], custom_metadata: Mapping[bytes, bytes] | None = None) -> None:
+        """One record batch: numpy arrays, or array.array columns of the fields' widths."""
+        values = [_values(columns[n], d) for n, d in self.fields]
+        rows = len(columns[self.fields[0][0]]) if values else 0
         buffers, offset = [], 0
         for v in values:  # validity (none: all valid), then the values padded to 8 bytes
             buffers.append(BUFFER.pack(offset, 0))
@@ -202,7 +225,7 @@ class IpcFileWriter:
         start = self.pos
         self._write(message)
         for v in values:
-            self._write(memoryview(v).cast("B"))
+            self._write(v)
             self._write(b"\0" * (-v.nbytes % 8))
         self.blocks.append(BLOCK.pack(start, len(message), offset))
 

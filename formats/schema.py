@@ -9,7 +9,6 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
-import numpy as np
 from quiver.formats.sniff import FORMAT_NAME, META_FORMAT  # noqa: F401 -- part of the schema's names
 
 if TYPE_CHECKING:
@@ -49,13 +48,26 @@ COLUMNS: list[tuple[str, str]] = [
     ("aux2", "int64"),      # kind-specific integer
 ]
 COLUMN_NAMES = [c for c, _ in COLUMNS]
-COLUMN_DTYPES = {c: np.dtype(t) for c, t in COLUMNS}
+# bytes and signedness of each type of COLUMNS (formats/ipc_file.py writes small logs without numpy)
+TYPE_WIDTH = {"int16": (2, True), "int32": (4, True), "int64": (8, True), "uint64": (8, False)}
+# array.array typecodes of the same types (a small run's finalize builds its columns with them)
+TYPE_CODES = {"int16": "h", "int32": "i", "int64": "q", "uint64": "Q"}
 # Value a writer puts in a column the event kind does not use.
 COLUMN_DEFAULTS = {
     "time_ns": 0, "rank": 0, "thread": 0, "kind": 0, "device": -1, "loc": -1, "addr": 0,
     "addr2": 0, "size": 0, "id": -1, "id2": -1, "op": 0, "name": -1, "aux": 0, "aux2": 0,
 }
 
+
+
+def __getattr__(name: str):
+    """COLUMN_DTYPES (numpy dtypes by column) on first use: importing the schema must not import numpy."""
+    if name == "COLUMN_DTYPES":
+        import numpy as np
+
+        globals()[name] = value = {c: np.dtype(t) for c, t in COLUMNS}
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def arrow_fields() -> list[pa.Field]:

@@ -10,15 +10,16 @@ damaged logs, `trace info --verify`), so both paths count the same way.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from .integrity import ranges
+from .integrity import ranges_of
 from .schema import EventKind
-from .sets import sorted_unique
+
+if TYPE_CHECKING:
+    import numpy as np
 
 STATS_KEY = "stats"
 KINDS = 256     # kind values counted (int16 column; every defined kind is below this)
@@ -27,6 +28,10 @@ KINDS = 256     # kind values counted (int16 column; every defined kind is below
 def distinct(values: np.ndarray) -> np.ndarray:
     """Distinct values of a column that changes rarely from row to row (rank, thread, device):
     runs are collapsed first, so the sort sees a handful of values instead of the whole batch."""
+    import numpy as np
+
+    from .sets import sorted_unique
+
     if len(values) < 2:
         return sorted_unique(values)
     starts = np.empty(len(values), dtype=bool)
@@ -37,7 +42,7 @@ def distinct(values: np.ndarray) -> np.ndarray:
 
 def _ranges(values: set[int]) -> str:
     """``"0-3,7"``: distinct ints as ranges, all of them (integrity.ranges without its limit)."""
-    return ranges(np.array(sorted(values), dtype=np.int64), limit=None)
+    return ranges_of(sorted(values), limit=None)
 
 
 _RANGE = re.compile(r"^(-?\d+)(?:-(-?\d+))?$")
@@ -59,9 +64,10 @@ def _parse_ranges(text: str) -> set[int]:
 
 @dataclass
 class LogStats:
-    """Counts by kind value, time bounds, (rank, thread) pairs, ranks and OpenMP devices of some events."""
+    """Counts by kind value, time bounds, (rank, thread) pairs, ranks and OpenMP devices of some events.
+    Plain Python values (a small run's finalize does without numpy)."""
 
-    kinds: np.ndarray = field(default_factory=lambda: np.zeros(KINDS, np.int64))
+    kinds: list[int] = field(default_factory=lambda: [0] * KINDS)
     t_min: int | None = None
     t_max: int | None = None
     threads: set[tuple[int, int]] = field(default_factory=set)
@@ -69,15 +75,23 @@ class LogStats:
     devices: set[int] = field(default_factory=set)
     rows: int = 0           # rows added, counted or not (kind values outside 0..KINDS-1 are not)
 
+    def __post_init__(self) -> None:
+        self.kinds = [int(k) for k in self.kinds]     # counts given as a numpy array (a scan's)
+
     def add(self, cols: Mapping[str, np.ndarray]) -> None:
         """Count the rows of ``cols`` (needs kind, time_ns, rank, thread, device)."""
         kind = cols["kind"]
         if not len(kind):
             return
         self.rows += len(kind)
+        if isinstance(kind, array):
+            self._add_plain(cols)
+            return
+        import numpy as np
+
         kind = kind.astype(np.int64)
         counted = kind if kind.min() >= 0 else kind[kind >= 0]     # invalid kinds: the reader rejects them
-        self.kinds += np.bincount(counted, minlength=KINDS)[:KINDS]
+        self._count(np.bincount(counted, minlength=KINDS)[:KINDS].tolist())
         t = cols["time_ns"]
         self._span(int(t.min()), int(t.max()))
         rank = cols["rank"].astype(np.int64)
@@ -88,12 +102,28 @@ class LogStats:
         dev = cols["device"][kind < int(EventKind.WIN_CREATE)]
         self.devices.update(distinct(dev[dev >= 0]).tolist())
 
+    def _add_plain(self, cols: Mapping[str, array]) -> None:
+        """add() of array.array columns (a small run's object rows), row by row."""
+        counts = [0] * KINDS
+        for k in cols["kind"]:
+            if 0 <= k < KINDS:
+                counts[k] += 1
+        self._count(counts)
+        self._span(min(cols["time_ns"]), max(cols["time_ns"]))
+        self.threads.update(zip(cols["rank"], cols["thread"], strict=True))
+        self.ranks.update(cols["rank"])
+        win = int(EventKind.WIN_CREATE)
+        self.devices.update(d for k, d in zip(cols["kind"], cols["device"], strict=True) if k < win and d >= 0)
+
     def _span(self, lo: int, hi: int) -> None:
         self.t_min = lo if self.t_min is None else min(self.t_min, lo)
         self.t_max = hi if self.t_max is None else max(self.t_max, hi)
 
+    def _count(self, counts: list[int]) -> None:
+        self.kinds = [a + b for a, b in zip(self.kinds, counts, strict=True)]
+
     def merge(self, other: LogStats) -> None:
-        self.kinds += other.kinds
+        self._count(other.kinds)
         self.rows += other.rows
         if other.t_min is not None and other.t_max is not None:
             self._span(other.t_min, other.t_max)
@@ -103,7 +133,7 @@ class LogStats:
 
     @property
     def events(self) -> int:
-        return int(self.kinds.sum())
+        return sum(self.kinds)
 
     def to_json(self) -> dict[str, Any]:
         """The metadata form: kinds by name, ranges of ids (small whatever the number of events)."""
@@ -112,7 +142,7 @@ class LogStats:
             by_rank.setdefault(r, []).append(t)
         names = {int(k): k.name.lower() for k in EventKind}
         return {
-            "kinds": {names.get(k, str(k)): int(self.kinds[k]) for k in np.flatnonzero(self.kinds).tolist()},
+            "kinds": {names.get(k, str(k)): int(self.kinds[k]) for k, n in enumerate(self.kinds) if n},
             "time_ns": [self.t_min, self.t_max] if self.t_min is not None else [],
             "threads": {str(r): _ranges(set(ts)) for r, ts in sorted(by_rank.items())},
             "ranks": _ranges(self.ranks),

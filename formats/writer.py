@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
-
-import numpy as np
 
 from . import addr_delta
 from .integrity import META_DIGEST, batch_metadata, metadata_digest
@@ -16,7 +15,6 @@ from .ipc_file import IpcFileWriter, fd_sink
 from .safe_write import commit, create_temp, discard, fd_path
 from .schema import (
     COLUMN_DEFAULTS,
-    COLUMN_DTYPES,
     COLUMN_NAMES,
     COLUMNS,
     DELTA_ADDR_VERSION,
@@ -32,6 +30,7 @@ from .schema import (
 from .stats import STATS_KEY, LogStats
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
 Location = tuple[str, int, int, str]  # (file, line, column, function)
@@ -60,6 +59,10 @@ def log_metadata(strings: Sequence[str], locations: Sequence[Location], run: Map
 
 def complete_columns(columns: Mapping[str, Any], n: int | None = None) -> dict[str, np.ndarray]:
     """Cast given columns to the schema's dtypes and fill the missing ones with their defaults."""
+    import numpy as np
+
+    from .schema import COLUMN_DTYPES
+
     unknown = set(columns) - set(COLUMN_NAMES)
     if unknown:
         raise ValueError(f"unknown event columns: {sorted(unknown)}")
@@ -156,7 +159,10 @@ class LogWriter:
             raise
 
     def write_columns(self, columns: Mapping[str, Any]) -> None:
-        cols = complete_columns(columns)
+        """Append rows: columns of any array type (completed and cast by complete_columns), or, with the
+        plain engine, every column as an array.array of its type (written as they are, without numpy)."""
+        plain = isinstance(self._writer, IpcFileWriter) and all(isinstance(columns.get(c), array) for c in COLUMN_NAMES)
+        cols = dict(columns) if plain else complete_columns(columns)
         n = len(cols["kind"])
         for start in range(0, n, BATCH_ROWS):
             part = {k: v[start:start + BATCH_ROWS] for k, v in cols.items()}

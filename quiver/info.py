@@ -59,7 +59,7 @@ def _summary(path: str, run: dict[str, Any], version: int, found: Contents, size
         "ranks": int(run.get("ranks", max(len(scan.ranks), 1))),
         "threads": len(scan.threads),
         "devices": sorted(int(d) for d in scan.devices),
-        "events": int(kind_counts.sum()),
+        "events": scan.events,
         "counts": {fam: int(sum(kind_counts[int(k)] for k in ks)) for fam, ks in FAMILIES.items()},
         "kinds": {k.name.lower(): int(kind_counts[int(k)]) for k in EventKind if kind_counts[int(k)]},
         "time_span_ns": (scan.t_max - scan.t_min) if scan.t_min is not None and scan.t_max is not None else 0,

@@ -10,7 +10,6 @@ time while the next is filled.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -19,69 +18,28 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from quiver.formats import COLUMN_NAMES, AllocKind, ConstructKind, EventKind, LogWriter
-from quiver.formats.schema import COLUMN_DEFAULTS, COLUMN_DTYPES
+from quiver.formats import COLUMN_NAMES, EventKind, LogWriter
+from quiver.formats.schema import COLUMN_DTYPES
 from quiver.formats.sets import sorted_unique
 from quiver.formats.stats import LogStats
+from quiver.tracer.finalize_control import (
+    Interner,
+    construct_fixes,
+    locations,
+    map_clauses,
+    module_renames,
+    object_rows,
+    run_metadata,
+    stack_objects_of,
+    task_locations,
+)
 from quiver.tracer.finalize_kernels import COLS32, COLS64, Kernels, kernels
 from quiver.tracer.finalize_order import Scan, Stream, log_order, scan
-from quiver.tracer.objects import stack_objects
-from quiver.tracer.rawread import (
-    RAW_WORDS,
-    Module,
-    RankRaw,
-    ranks_in,
-    read_rank,
-)
-from quiver.tracer.symbolize import UNKNOWN, Location, dedup_modules, parse_psource, symbolize_with_objects
-
-
-class Interner:
-    """One string table for the whole log."""
-
-    def __init__(self) -> None:
-        self.strings: list[str] = []
-        self.ids: dict[str, int] = {}
-
-    def add(self, s: str) -> int:
-        i = self.ids.get(s)
-        if i is None:
-            i = self.ids[s] = len(self.strings)
-            self.strings.append(s)
-        return i
-
-    def remap(self, local: list[str]) -> np.ndarray:
-        """Global id of each local string id (array index = local id)."""
-        return np.array([self.add(s) for s in local] + [-1], dtype=np.int64)
-
-
-def _module_renames(info: dict[str, str]) -> dict[str, str]:
-    out = {}
-    for line in info.get("devimg[]", "").splitlines():
-        orig, _, copy = line.partition(" ")
-        if copy:
-            out[orig] = copy
-    return out
-
-
-def _normalize_files(locs: list[Location]) -> list[Location]:
-    """Give relative psource files the absolute path the debug info has for the same file."""
-    absolute = [f for f, *_ in locs if f.startswith("/")]
-    fix = {}
-    for f, *_ in locs:
-        if f.startswith("/") or f in fix or f == "??":
-            continue
-        tail = "/" + f.lstrip("./")
-        cands = sorted({a for a in absolute if a.endswith(tail)})
-        if len(cands) == 1:
-            fix[f] = cands[0]
-    return [(fix.get(f, f), ln, col, fn) for f, ln, col, fn in locs]
-
+from quiver.tracer.finalize_small import PLAIN_MAX_ROWS  # written uncompressed without pyarrow up to this
+from quiver.tracer.rawread import RAW_WORDS, Module, ranks_in, read_rank
+from quiver.tracer.symbolize import Location, dedup_modules, symbolize_with_objects
 
 BATCH = 1 << 20
-# Logs of up to this many rows are written uncompressed without pyarrow (formats/ipc_file.py): its
-# import would cost a small run more than the whole finalize; at ~100 bytes a row the file stays small.
-PLAIN_MAX_ROWS = 1 << 14
 
 
 @dataclass
@@ -114,21 +72,6 @@ def _used_sources(streams: list[Stream], scans: list[Scan]) -> tuple[np.ndarray,
     uniq_src = sorted_unique(np.concatenate(src_ids)) if src_ids else np.zeros(0, np.int64)
     uniq_pc = sorted_unique(np.concatenate([sc.pcs for sc in scans])) if scans else np.zeros(0, np.uint64)
     return uniq_src, uniq_pc.astype(np.uint64)
-
-
-def _locations(uniq_src: np.ndarray, uniq_pc: np.ndarray, pc_locs: list[Location], strings: Interner) -> _Locations:
-    """The location table from the parsed psource strings and the symbolised PCs (`pc_locs`)."""
-    raw_locs: list[Location | None] = [parse_psource(strings.strings[int(i)]) for i in uniq_src]
-    known = [x for x in raw_locs if x] + [x for x in pc_locs if x != UNKNOWN]
-    fix = dict(zip(known, _normalize_files(known), strict=True))
-    table = sorted(set(fix.values()))
-    index = {x: i for i, x in enumerate(table)}
-    by_string = np.full(len(strings.strings) + 1, -1, np.int64)
-    for sid, loc in zip(uniq_src, raw_locs, strict=True):
-        if loc:
-            by_string[int(sid)] = index[fix[loc]]
-    by_pc = np.array([index[fix[x]] if x != UNKNOWN else -1 for x in pc_locs], dtype=np.int64)
-    return _Locations(table, by_string, uniq_pc, by_pc)
 
 
 class _Buffers:
@@ -167,6 +110,17 @@ def _columns(space: _RowSpace, rows: np.ndarray, locs: _Locations, task_locs: tu
     return cols
 
 
+def _locations(uniq_src: np.ndarray, uniq_pc: np.ndarray, pc_locs: list[Location], strings: Interner) -> _Locations:
+    """The location table from the parsed psource strings and the symbolised PCs (`pc_locs`)."""
+    table, by_string, by_pc = locations(uniq_src.tolist(), pc_locs, strings)
+    return _Locations(table, np.array(by_string, np.int64), uniq_pc, np.array(by_pc, np.int64))
+
+
+def _lists(cols: dict[str, np.ndarray]) -> dict[str, list[int]]:
+    """Columns as lists of Python ints (finalize_control's form)."""
+    return {c: v.tolist() for c, v in cols.items()}
+
+
 def _control_rows(space: _RowSpace, scans: list[Scan], locs: _Locations) -> dict[str, np.ndarray]:
     """Log columns (before task locations and `target data` fixes) of the control rows of all
     streams, in stream order, and `row`: their global row ids."""
@@ -174,98 +128,6 @@ def _control_rows(space: _RowSpace, scans: list[Scan], locs: _Locations) -> dict
                           [np.zeros(0, np.int64)])
     cols = _columns(space, rows, locs)
     cols["row"] = rows
-    return cols
-
-
-def _construct_fixes(control: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Global row positions whose op must change, and the new ops: enter/exit constructs that
-    open/close a `target data` region become TARGET_DATA / TARGET_DATA_END."""
-    sel = (control["kind"] == EventKind.CONSTRUCT_BEGIN) | (control["kind"] == EventKind.CONSTRUCT_END)
-    pos_a = control["row"][sel]
-    rank_a, kind_a, op_a, id_a, aux2_a = (control[c][sel].astype(np.int64) for c in ("rank", "kind", "op", "id", "aux2"))
-    key = (rank_a << 40) | id_a
-    is_end = (kind_a == EventKind.CONSTRUCT_BEGIN) & (op_a == ConstructKind.TARGET_DATA_END)
-    opened = sorted_unique((rank_a[is_end] << 40) | aux2_a[is_end])
-    to_data = (op_a == ConstructKind.TARGET_ENTER_DATA) & np.isin(key, opened)
-    to_end = (op_a == ConstructKind.TARGET_EXIT_DATA) & np.isin(key, key[is_end])
-    new_op = np.where(to_data, ConstructKind.TARGET_DATA, ConstructKind.TARGET_DATA_END)
-    change = to_data | to_end
-    order = np.argsort(pos_a[change])
-    return pos_a[change][order], new_op[change][order].astype(np.int32)
-
-
-def _task_locations(control: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(rank << 40 | task id) -> location of the task's creation, sorted keys.
-
-    OMPT's code address for a target task's creation has no line: the psource of the construct
-    the target task ran is used instead. TASK_DEPEND rows take their task's location."""
-    rank = control["rank"].astype(np.int64) << 40
-    cons = (control["kind"] == EventKind.CONSTRUCT_BEGIN) & (control["id2"] >= 0)
-    task = control["kind"] == EventKind.TASK_CREATE
-    # constructs first: they win over the creation's code address
-    k = np.concatenate([rank[cons] | control["id2"][cons], rank[task] | control["id"][task]])
-    v = np.concatenate([control["loc"][cons], control["loc"][task]]).astype(np.int64)
-    k, v = k[v >= 0], v[v >= 0]
-    k, first = np.unique(k, return_index=True)
-    return k, v[first]
-
-
-def _stack_objects(exe: Module | None, maps: dict[str, np.ndarray], strings: Interner) -> list[tuple[int, str, int]]:
-    """(map row, variable, size) of the locals named by map clauses: the first clause of each
-    (function of the construct, variable) that the debug info knows as a local of that function."""
-    if exe is None:
-        return []
-    # first clause of each distinct (construct source, variable): a loop over distinct pairs only
-    by_time = np.argsort(maps["time_ns"], kind="stable")
-    pair = (maps["src"][by_time].astype(np.int64) << 32) | (maps["name"][by_time].astype(np.int64) & 0xFFFFFFFF)
-    _, first_of_pair = np.unique(pair, return_index=True)
-    first: dict[tuple[str, str], int] = {}
-    for i in sorted(by_time[first_of_pair]):
-        src, name = int(maps["src"][i]), int(maps["name"][i])
-        ps = parse_psource(strings.strings[src]) if src >= 0 else None
-        var = strings.strings[name].split(".")[0] if name >= 0 else ""
-        if ps and var.isidentifier():
-            key = (ps[3], var)
-            if key not in first or maps["time_ns"][i] < maps["time_ns"][first[key]]:
-                first[key] = int(i)
-    return [(first[(func, var)], var, size) for (func, var), size in stack_objects(exe.path, set(first)).items()]
-
-
-def _map_clauses(raws: list[RankRaw], control: dict[str, np.ndarray],
-                 modules_by_rank: dict[int, list[Module]]) -> list[tuple[int, Module | None, dict[str, np.ndarray]]]:
-    """(rank, its executable, its map clause rows) of each rank with map clauses."""
-    out = []
-    for rr in raws:
-        sel = (control["kind"] == EventKind.MAP_CLAUSE) & (control["rank"] == rr.rank)
-        maps = {c: control[c][sel] for c in ("time_ns", "thread", "addr", "addr2", "name", "src")}
-        if len(maps["addr"]):
-            exe = next((m for m in modules_by_rank.get(rr.rank, []) if m.path == rr.info.get("exe")), None)
-            out.append((rr.rank, exe, maps))
-    return out
-
-
-def _object_rows(clauses: list[tuple[int, Module | None, dict[str, np.ndarray]]],
-                 globals_by_clauses: list[list[tuple[int, int, str]]], stacks: list[list[tuple[int, str, int]]],
-                 strings: Interner, top_alloc: int) -> dict[str, np.ndarray] | None:
-    """ALLOC rows for each rank's global (op 5, at the start) and stack (op 6, just before the first
-    map clause naming them) objects behind mapped sections: `globals_by_clauses` and `stacks` are those
-    of each entry of `clauses` (_map_clauses)."""
-    rows: list[tuple[int, int, int, int, int, int, int]] = []  # rank, thread, time, op, addr, size, name
-    for (rank, _exe, maps), symbols, stack in zip(clauses, globals_by_clauses, stacks, strict=True):
-        for start, size, name in symbols:
-            rows.append((rank, 0, 0, int(AllocKind.GLOBAL), start, size, strings.add(name)))
-        for i, var, size in stack:
-            rows.append((rank, int(maps["thread"][i]), int(maps["time_ns"][i]) - 1, int(AllocKind.STACK),
-                         int(maps["addr2"][i]), size, strings.add(var)))
-    if not rows:
-        return None
-    k = len(rows)
-    cols = {c: np.full(k, COLUMN_DEFAULTS[c], COLUMN_DTYPES[c]) for c in COLUMN_NAMES}
-    for j, c in enumerate(("rank", "thread", "time_ns", "op", "addr", "size", "name")):
-        cols[c][:] = [r[j] for r in rows]
-    cols["time_ns"] = np.maximum(cols["time_ns"], 0)
-    cols["kind"][:] = EventKind.ALLOC
-    cols["id"][:] = np.arange(top_alloc + 1, top_alloc + 1 + k)  # after the program's allocation ids
     return cols
 
 
@@ -294,8 +156,8 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     modules_by_rank: dict[int, list[Module]] = {}
     start = 0
     for rr in raws:
-        table = strings.remap(rr.strings)
-        renames.update(_module_renames(rr.info))
+        table = np.array(strings.remap(rr.strings), np.int64)
+        renames.update(module_renames(rr.info))
         for ev in rr.streams:
             streams.append(Stream(rr.rank, _raw_words(ev), table, start, getattr(ev, "_mmap", None)))
             start += len(ev)
@@ -303,8 +165,10 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
         modules_by_rank[rr.rank] = dedup_modules(rr.modules, renames)
     modules = dedup_modules([m for rr in raws for m in rr.modules], renames)
     n = start
+    importer = None
     if n > PLAIN_MAX_ROWS:  # the writer will need pyarrow: import it while the passes below run
-        threading.Thread(target=_import_pyarrow, daemon=True).start()
+        importer = threading.Thread(target=_import_pyarrow, name="quiver-pyarrow-import")
+        importer.start()
     kern = kernels(n)
 
     with ThreadPoolExecutor(2) as pool:  # the compiled kernels release the GIL
@@ -319,28 +183,31 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     space = _RowSpace(streams, np.array([st.start for st in streams], dtype=np.int64), t0, kern)
     uniq_src, uniq_pc = _used_sources(streams, scans)
     no_locs = _Locations([], np.full(len(strings.strings) + 1, -1, np.int64), uniq_pc[:0], np.zeros(0, np.int64))
-    control = _control_rows(space, scans, no_locs)  # what fixes and objects need: all but `loc`
-    clauses = _map_clauses(raws, control, modules_by_rank)
+    control = _lists(_control_rows(space, scans, no_locs))  # what fixes and objects need: all but `loc`
+    clauses = map_clauses(raws, control, modules_by_rank)
     with ThreadPoolExecutor(1) as pool:  # one symbolizer batch (code addresses, globals) overlaps the rest
         symbolized = pool.submit(symbolize_with_objects, uniq_pc, modules,
-                                 [(exe, sorted_unique(maps["addr"])) for _, exe, maps in clauses if exe is not None])
-        fixes = _construct_fixes(control)
-        stacks = [_stack_objects(exe, maps, strings) for _, exe, maps in clauses]  # the debug info, meanwhile
+                                 [(exe, maps["addr"]) for _, exe, maps in clauses if exe is not None])
+        fix_pos, fix_op = construct_fixes(control)
+        fixes = np.array(fix_pos, np.int64), np.array(fix_op, np.int32)
+        stacks = [stack_objects_of(exe, maps, strings) for _, exe, maps in clauses]  # the debug info, meanwhile
         pc_locs, found = symbolized.result()
     found_by_clauses = iter(found)
     globals_by_clauses = [next(found_by_clauses) if exe is not None else [] for _, exe, _ in clauses]
-    objects = _object_rows(clauses, globals_by_clauses, stacks, strings, max((sc.top_alloc for sc in scans), default=-1))
+    object_lists = object_rows(clauses, globals_by_clauses, stacks, strings, max((sc.top_alloc for sc in scans), default=-1))
+    objects = None if object_lists is None else {c: np.array(v, COLUMN_DTYPES[c]) for c, v in object_lists.items()}
     locs = _locations(uniq_src, uniq_pc, pc_locs, strings)
     # only TASK_CREATE / TASK_DEPEND rows read the task locations (fill_rows): without them (most
     # offloading runs: no `nowait`), no second pass over the control rows
     has_tasks = raw.kinds[EventKind.TASK_CREATE] + raw.kinds[EventKind.TASK_DEPEND] > 0
-    task_locs = _task_locations(_control_rows(space, scans, locs)) if has_tasks else _NO_KEYS
+    task_locs = tuple(np.array(v, np.int64) for v in task_locations(_lists(_control_rows(space, scans, locs)))) \
+        if has_tasks else _NO_KEYS
     for st in streams:
         st.release_all()    # the control rows' pages
     n_objects = len(objects["kind"]) if objects is not None else 0
     has_access = any(sc.accesses for sc in scans)
 
-    meta = _run_metadata(raws, n + n_objects, has_access, run or {})
+    meta = run_metadata(raws, n + n_objects, has_access, run or {})
     meta["last_event_ns"] = last_ns
     stats = LogStats.of(objects) if objects is not None else LogStats()
     if raw.t_min is not None and raw.t_max is not None:   # the log's times: raw - t0, not below 0
@@ -349,6 +216,8 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     # one thread writes batch k (Arrow compresses its columns on its own threads) while this one fills
     # batch k+1
     plain = n + n_objects <= PLAIN_MAX_ROWS
+    if importer is not None:
+        importer.join()     # usually done by now: the passes above overlap it
     with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta, stats=stats,
                    compression=None if plain else "zstd", engine="plain" if plain else "pyarrow") as w, \
             ThreadPoolExecutor(1) as writer:
@@ -399,58 +268,3 @@ def _merge_by_time(first: dict[str, np.ndarray], second: dict[str, np.ndarray]) 
     return {c: v[order] for c, v in both.items()}
 
 
-def truncation_reason(infos: list[dict[str, str]], run: dict[str, Any]) -> str:
-    """Why a log is truncated: from what the ranks wrote when they ended (qv_buffer.c), else from
-    how the program ended; a recovered run whose ranks said nothing lost its launcher."""
-    import signal
-
-    sig = next((i["signal"] for i in infos if "signal" in i), run.get("signal"))
-    if sig is not None:
-        try:
-            return f"signal {sig} ({signal.Signals(int(sig)).name})"
-        except ValueError:
-            return f"signal {sig}"
-    abort = next((i["mpi_abort"] for i in infos if "mpi_abort" in i), None)
-    if abort is not None:
-        return f"MPI_Abort with error code {abort}"
-    if run.get("recovered") or any("parent_died" in i for i in infos):
-        return "launcher killed"
-    status = run.get("exit_status")
-    return "the program ended without flushing the tracer" + (f" (exit status {status})" if status else " (e.g. _exit)")
-
-
-def _run_metadata(raws: list[RankRaw], events: int, has_access: bool, run: dict[str, Any]) -> dict[str, Any]:
-    from quiver.formats.version import __version__
-
-    infos = [rr.info for rr in raws]
-    clean = bool(infos) and all(i.get("clean_exit") == "1" for i in infos)
-    signals = [int(i["signal"]) for i in infos if "signal" in i]
-    meta: dict[str, Any] = {
-        "ranks": max(len(raws), 1),
-        "threads": int(sum(rr.nthreads for rr in raws)),
-        "devices": max((int(i.get("devices", 0)) for i in infos), default=0),
-        "start_unix_ns": min((int(i["start_unix_ns"]) for i in infos if "start_unix_ns" in i), default=0),
-        "host": os.uname().nodename,  # what gethostname() returns, without importing socket
-        "tool_version": __version__,
-        "events": events,
-        "partial_records": int(sum(rr.partial_records for rr in raws)),
-        "exe": infos[0].get("exe", "") if infos else "",
-        "pid": int(infos[0].get("pid", 0)) if infos else 0,
-        "ompt": any(i.get("ompt") == "1" for i in infos),
-        "device_images": sorted({line.partition(" ")[0] for i in infos
-                                 for line in i.get("devimg[]", "").splitlines() if line}),
-    }
-    if signals:
-        meta["signal"] = signals[0]
-    if any(i.get("access_limit") == "1" for i in infos):
-        meta["access_limit_reached"] = True  # QUIVER_RAW_LIMIT_MB: later accesses were dropped
-    meta.update({k: v for k, v in run.items() if k != "recovered"})
-    meta["truncated"] = bool(meta.get("truncated", False)) or not clean
-    if meta["truncated"] and not meta.get("truncated_reason"):
-        meta["truncated_reason"] = truncation_reason(infos, run)
-    meta.setdefault("has_accesses", has_access)
-    meta.setdefault("program", meta["exe"])
-    meta.setdefault("argv", [])
-    meta.setdefault("exit_status", None)
-    meta.setdefault("signal", None)
-    return meta

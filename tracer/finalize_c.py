@@ -10,65 +10,13 @@ ctypes releases the GIL during each call, so the scans of two thread files still
 from __future__ import annotations
 
 import ctypes
-import functools
 
 import numpy as np
-from quiver.tracer.finalize_kernels import (
-    ACCESS,
-    ALLOC,
-    CONSTRUCT_BEGIN,
-    CONSTRUCT_END,
-    KINDS,
-    MAP_CLAUSE,
-    RAW_WORDS,
-    TASK_CREATE,
-    TASK_DEPEND,
-    WIN_CREATE,
-    Kernels,
-)
-from quiver.tracer.rawread import F_AUX2_STR, F_AUX_STR, F_ID2_STR, F_NAME_INT, F_PC_RET
+from quiver.formats.stats import KINDS
+from quiver.tracer.finalize_clib import CONSTS, Maps, library
+from quiver.tracer.finalize_kernels import RAW_WORDS, Kernels
 
-LIB = "libquiver_finalize.so"
 _I64 = np.dtype(np.int64)
-
-
-class _Consts(ctypes.Structure):
-    _fields_ = [(f, ctypes.c_int64) for f in (
-        "access", "alloc", "construct_begin", "construct_end", "map_clause", "task_create", "task_depend",
-        "win_create", "f_pc_ret", "f_name_int", "f_id2_str", "f_aux_str", "f_aux2_str", "kinds")]
-
-
-class _Maps(ctypes.Structure):
-    _fields_ = [("table", ctypes.c_void_p), ("n_table", ctypes.c_int64), ("by_string", ctypes.c_void_p),
-                ("n_by_string", ctypes.c_int64), ("pcs", ctypes.c_void_p), ("by_pc", ctypes.c_void_p),
-                ("n_pcs", ctypes.c_int64), ("task_keys", ctypes.c_void_p), ("task_locs", ctypes.c_void_p),
-                ("n_tasks", ctypes.c_int64), ("fix_pos", ctypes.c_void_p), ("fix_op", ctypes.c_void_p),
-                ("n_fix", ctypes.c_int64)]
-
-
-CONSTS = _Consts(ACCESS, ALLOC, CONSTRUCT_BEGIN, CONSTRUCT_END, MAP_CLAUSE, TASK_CREATE, TASK_DEPEND, WIN_CREATE,
-                 F_PC_RET, F_NAME_INT, F_ID2_STR, F_AUX_STR, F_AUX2_STR, KINDS)
-
-
-@functools.cache
-def library() -> ctypes.CDLL | None:
-    """The library of the current tracer sources, built if need be; None when it cannot be."""
-    from quiver.tracer.native import BuildError, ensure_built
-
-    try:
-        lib = ctypes.CDLL(str(ensure_built() / LIB))
-    except (BuildError, OSError):
-        return None
-    p, i64 = ctypes.c_void_p, ctypes.c_int64
-    lib.qv_fin_scan.argtypes = [p, i64, i64, i64, p, p, p, p, i64, p, p, p, p, p, p]
-    lib.qv_fin_scan.restype = None
-    lib.qv_fin_group.argtypes = [p, i64, p, i64, p, p, p]
-    lib.qv_fin_group.restype = None
-    lib.qv_fin_fill.argtypes = [p, p, p, i64, i64, i64, i64, p, p, p, p, p, i64]
-    lib.qv_fin_fill.restype = None
-    lib.qv_fin_window.argtypes = [p, i64, p, i64, i64, i64, p, p, i64]
-    lib.qv_fin_window.restype = i64
-    return lib
 
 
 def _arg(a: np.ndarray, dtype) -> np.ndarray:
@@ -130,7 +78,7 @@ def fill_rows(words, rows, out_pos, start, rank, table, t0, by_string, pcs, by_p
                                     (task_keys, np.int64), (task_locs, np.int64), (fix_pos, np.int64),
                                     (fix_op, np.int64))]
     rows, out_pos, table, by_string, pcs, by_pc, task_keys, task_locs, fix_pos, fix_op = held
-    maps = _Maps(table.ctypes.data, len(table), by_string.ctypes.data, len(by_string), pcs.ctypes.data,
+    maps = Maps(table.ctypes.data, len(table), by_string.ctypes.data, len(by_string), pcs.ctypes.data,
                  by_pc.ctypes.data, len(pcs), task_keys.ctypes.data, task_locs.ctypes.data, len(task_keys),
                  fix_pos.ctypes.data, fix_op.ctypes.data, len(fix_pos))
     batch = out64.shape[1]

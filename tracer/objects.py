@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 from quiver.tracer import tools
 from quiver.tracer.rawread import Module
 from quiver.tracer.symbolize import symbolize_with_objects
@@ -25,12 +25,12 @@ BASE_SIZES = {
 }
 
 
-def global_objects(exe: Module | None, addrs: np.ndarray) -> list[tuple[int, int, str]]:
+def global_objects(exe: Module | None, addrs: Sequence[int]) -> list[tuple[int, int, str]]:
     """(start, size, name) of the executable's data symbols that contain any of `addrs` (finalize asks
     for them in its one llvm-symbolizer batch, tracer/symbolize.py; this asks alone)."""
     if exe is None or len(addrs) == 0 or not Path(exe.path).exists():
         return []
-    return symbolize_with_objects(np.zeros(0, np.uint64), [], [(exe, addrs)])[1][0]
+    return symbolize_with_objects([], [], [(exe, addrs)])[1][0]
 
 
 _ARRAY = re.compile(r"^(.*?)((?:\[\d+\])+)$")

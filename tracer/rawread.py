@@ -1,20 +1,25 @@
 """Read a raw directory written by the native tracers (layout: tracer/native/qv_raw.h).
 
 Why: the native side only appends fixed-size records; this module turns them into
-numpy arrays in one call per file (no per-event Python loop) for finalize.
+numpy arrays in one call per file (no per-event Python loop) for finalize, or, for a small run's
+finalize (tracer/finalize_small.py), into bytes: importing this module does not import numpy.
 """
 
 from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-import numpy as np
+RAW_BYTES = 96                  # sizeof(qv_event_t)
+RAW_WORDS = RAW_BYTES // 8      # int64 words per record
 
-# Must match qv_event_t in native/qv_raw.h (96 bytes, native little-endian).
-RAW_DTYPE = np.dtype(
+# Must match qv_event_t in native/qv_raw.h (96 bytes, native little-endian); a numpy dtype, made on
+# first use (module __getattr__ below).
+_RAW_FIELDS = (
     [
         ("time_ns", "<i8"),
         ("addr", "<u8"),
@@ -34,8 +39,21 @@ RAW_DTYPE = np.dtype(
         ("flags", "<i2"),
     ]
 )
-assert RAW_DTYPE.itemsize == 96
-RAW_WORDS = RAW_DTYPE.itemsize // 8  # int64 words per record
+
+
+def _raw_dtype() -> Any:
+    import numpy as np
+
+    dtype = np.dtype(_RAW_FIELDS)
+    assert dtype.itemsize == RAW_BYTES
+    globals()["RAW_DTYPE"] = dtype
+    return dtype
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RAW_DTYPE":
+        return _raw_dtype()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 F_AUX_STR = 0x1
 F_AUX2_STR = 0x2
@@ -61,7 +79,7 @@ class RankRaw:
     """Everything one rank left in the raw directory."""
 
     rank: int
-    streams: list[np.ndarray]  # RAW_DTYPE per thread file (memory-mapped), in file order
+    streams: list[Any]   # per thread file, in file order: RAW_DTYPE arrays (memory-mapped), or bytes (read_event_bytes)
     strings: list[str]
     modules: list[Module]
     info: dict[str, str]
@@ -70,18 +88,32 @@ class RankRaw:
     extra: dict = field(default_factory=dict)
 
     @property
-    def events(self) -> np.ndarray:
+    def events(self) -> Any:
         """All events of the rank in one array (a copy: small raw directories only)."""
-        return np.concatenate(self.streams) if self.streams else np.zeros(0, RAW_DTYPE)
+        import numpy as np
+
+        return np.concatenate(self.streams) if self.streams else np.zeros(0, _raw_dtype())
 
 
-def read_events(path: Path) -> tuple[np.ndarray, bool]:
+def read_events(path: Path) -> tuple[Any, bool]:
     """Events of one thread file, memory-mapped; a trailing partial record (crash mid-write) is dropped."""
+    import numpy as np
+
+    dtype = _raw_dtype()
     size = path.stat().st_size
-    whole = size // RAW_DTYPE.itemsize
+    whole = size // RAW_BYTES
     if whole == 0:
-        return np.zeros(0, RAW_DTYPE), size != 0
-    return np.memmap(path, dtype=RAW_DTYPE, mode="r", shape=(whole,)), whole * RAW_DTYPE.itemsize != size
+        return np.zeros(0, dtype), size != 0
+    return np.memmap(path, dtype=dtype, mode="r", shape=(whole,)), whole * RAW_BYTES != size
+
+
+def read_event_bytes(path: Path) -> tuple[bytearray, bool]:
+    """read_events as the file's whole records, in a (writable, so ctypes can point into it) bytearray."""
+    data = bytearray(path.read_bytes())
+    whole = len(data) // RAW_BYTES * RAW_BYTES
+    cut = whole != len(data)
+    del data[whole:]
+    return data, cut
 
 
 def read_strings(path: Path) -> list[str]:
@@ -139,12 +171,13 @@ def ranks_in(raw_dir: Path) -> list[int]:
     return sorted(ranks)
 
 
-def read_rank(raw_dir: Path, rank: int) -> RankRaw:
+def read_rank(raw_dir: Path, rank: int, events: Callable[[Path], tuple[Any, bool]] = read_events) -> RankRaw:
+    """What rank `rank` left; its thread files read by `events` (read_events or read_event_bytes)."""
     parts, partial, threads = [], 0, 0
     for p in sorted(raw_dir.iterdir()):
         m = _EV_RE.match(p.name)
         if m and int(m.group(1)) == rank:
-            ev, cut = read_events(p)
+            ev, cut = events(p)
             parts.append(ev)
             partial += int(cut)
             threads = max(threads, int(m.group(2)) + 1)

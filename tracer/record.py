@@ -18,6 +18,7 @@ import re
 import shutil
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -207,16 +208,44 @@ def finalizing_status(raw: Path, out: Path) -> Iterator[Callable[[int, int], Non
         yield progress
 
 
-def _prepare_finalize(exe: Path) -> None:
+POLL_S = 0.05   # how often the raw directory's size is looked at while the program runs
+
+
+def _raw_bytes(raw: Path) -> int:
+    """Bytes of raw records written so far (all ranks and threads)."""
+    total = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(raw):
+            if entry.name.endswith(".ev"):
+                with contextlib.suppress(OSError):
+                    total += entry.stat().st_size
+    return total
+
+
+def _prepare_finalize(exe: Path, raw: Path, ended: threading.Event) -> threading.Thread:
     """While the program runs rather than after it: start the tools finalize runs on the executable
-    (tracer/tools.py), and import finalize (numpy: ~0.06 s; pyarrow only when the log is big).
+    (tracer/tools.py), import the finalize of small runs (finalize_small: no numpy), and, in a thread,
+    the finalize of big ones (numpy: ~0.1-0.2 s of CPU; pyarrow only when the log is big) once the raw
+    directory holds more records than a small run's log may have. The caller joins the thread (it
+    ends with the program) before finalizing.
 
     numpy's OpenBLAS starts a thread per core at import (~0.05 s of CPU, more on a busy machine) and
     finalize multiplies no matrices: this process asks for one (the program's environment was
     fixed when it started)."""
     tools.prestart(exe, objects=calls_offload_runtime(exe))
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    import quiver.tracer.finalize  # noqa: F401
+    from quiver.tracer.finalize_small import PLAIN_MAX_ROWS
+    from quiver.tracer.rawread import RAW_BYTES
+
+    def import_numpy_path() -> None:
+        while not ended.wait(POLL_S):
+            if _raw_bytes(raw) > PLAIN_MAX_ROWS * RAW_BYTES:
+                import quiver.tracer.finalize  # noqa: F401
+                return
+
+    thread = threading.Thread(target=import_numpy_path, name="quiver-finalize-import")
+    thread.start()
+    return thread
 
 
 class ProgramNotRunnable(OSError):
@@ -277,13 +306,19 @@ def _record(argv: Sequence[str], out: Path, ranks: int | None, launcher: str | N
                 "launcher": cmd[: len(cmd) - len(argv)] or None}
     write_marker(raw, out, split, run_meta)  # for `trace recover` if this process is killed
     images_before = set(glob.glob(TMP_IMAGES))
+    program_ended = threading.Event()
+    importer: list[threading.Thread] = []
     try:
-        ended = run_group(cmd, env, timeout=timeout, while_running=lambda: _prepare_finalize(target or prog),
+        ended = run_group(cmd, env, timeout=timeout,
+                          while_running=lambda: importer.append(_prepare_finalize(target or prog, raw, program_ended)),
                           on_timeout=lambda: mark_reason(raw, TIME_LIMIT))
     except OSError as e:  # the program could not be started (e.g. ENOEXEC): nothing to recover later
         shutil.rmtree(raw, ignore_errors=True)
         raise ProgramNotRunnable(f"cannot run {argv[0]}: {e.strerror or e}") from None
     finally:
+        program_ended.set()
+        for thread in importer:
+            thread.join()
         cleanup_device_images(raw)
         remove_leftover_images(images_before, target or prog)
     code = ended.code
@@ -303,9 +338,9 @@ def _record(argv: Sequence[str], out: Path, ranks: int | None, launcher: str | N
 
             meta = finalize_split(raw, out, run_meta, progress=progress)
         else:
-            from quiver.tracer.finalize import finalize
+            from quiver.tracer.finalize_small import finalize_run
 
-            meta = finalize(raw, out, run_meta, progress=progress)
+            meta = finalize_run(raw, out, run_meta, progress=progress)
     if meta.get("signal") is not None and sig is None:
         sig = int(meta["signal"])
     truncated = bool(meta["truncated"])

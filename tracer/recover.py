@@ -141,9 +141,9 @@ def recover(raw: Path, out: Path | None = None) -> Recovered:
 
         meta = finalize_split(raw, out, run)
     else:
-        from quiver.tracer.finalize import finalize
+        from quiver.tracer.finalize_small import finalize_run
 
-        meta = finalize(raw, out, run)
+        meta = finalize_run(raw, out, run)
     if not os.environ.get("QUIVER_KEEP_RAW"):
         shutil.rmtree(raw, ignore_errors=True)
     return Recovered(Path(out), meta)

@@ -11,11 +11,11 @@ separate `llvm-nm` process used to list whole, ~12 ms of CPU on every offloading
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
-import numpy as np
-from quiver.formats.sets import sorted_unique
 from quiver.tracer import tools
 from quiver.tracer.rawread import Module
 
@@ -63,13 +63,18 @@ def _data_object(line: str, addr: int, bias: int) -> DataObject | None:
     return (start + bias, size, name) if start <= addr < start + size and name else None
 
 
-def symbolize(pcs: np.ndarray, modules: list[Module]) -> list[Location]:
+def _ints(values: Any) -> list[int]:
+    """Python ints of a numpy array, an array.array or a list (symbolising needs no numpy)."""
+    return values.tolist() if hasattr(values, "tolist") else [int(v) for v in values]
+
+
+def symbolize(pcs: Sequence[int], modules: list[Module]) -> list[Location]:
     """Locations of unique pcs (already adjusted for return addresses), in the order given."""
     return symbolize_with_objects(pcs, modules)[0]
 
 
-def symbolize_with_objects(pcs: np.ndarray, modules: list[Module],
-                           data: Sequence[tuple[Module, np.ndarray]] = ()) -> tuple[list[Location], list[list[DataObject]]]:
+def symbolize_with_objects(pcs: Sequence[int], modules: list[Module],
+                           data: Sequence[tuple[Module, Iterable[int]]] = ()) -> tuple[list[Location], list[list[DataObject]]]:
     """Locations of unique pcs (already adjusted for return addresses), in the order given; and for
     each (object, run-time addresses) of `data`, the object's symbols holding any of the addresses
     (start, size, name; by start, each once).
@@ -86,23 +91,26 @@ def symbolize_with_objects(pcs: np.ndarray, modules: list[Module],
     asked: list[int] = []
     if len(pcs) and modules:
         mods = sorted(modules, key=lambda m: m.lo)
-        los = np.array([m.lo for m in mods], dtype=np.uint64)
-        his = np.array([m.hi for m in mods], dtype=np.uint64)
-        idx = np.searchsorted(los, pcs, side="right") - 1
-        ok = (idx >= 0) & (pcs < his[np.maximum(idx, 0)])
-        for mi in sorted_unique(idx[ok]).tolist():
+        los = [m.lo for m in mods]
+        by_module: dict[int, list[int]] = {}     # module -> positions of its pcs
+        for k, pc in enumerate(_ints(pcs)):
+            mi = bisect_right(los, pc) - 1
+            if mi >= 0 and pc < mods[mi].hi:
+                by_module.setdefault(mi, []).append(k)
+        pc_list = _ints(pcs)
+        for mi in sorted(by_module):
             mod = mods[mi]
             if not _quotable(mod.path):
                 continue
-            sel = np.nonzero(ok & (idx == mi))[0]
-            lines += [f'"{mod.path}" 0x{o:x}' for o in (pcs[sel] - np.uint64(mod.bias)).tolist()]
-            asked += sel.tolist()
+            sel = by_module[mi]
+            lines += [f'"{mod.path}" 0x{(pc_list[k] - mod.bias) & 0xFFFFFFFFFFFFFFFF:x}' for k in sel]
+            asked += sel
     code_lines = len(lines)
     data_asked: list[tuple[int, int]] = []   # (query, address in the file)
     for q, (mod, addrs) in enumerate(data):
         if not _quotable(mod.path):
             continue
-        for a in sorted_unique(np.asarray(addrs, dtype=np.uint64)).tolist():
+        for a in sorted({v & 0xFFFFFFFFFFFFFFFF for v in _ints(addrs)}):
             if a >= mod.bias:
                 lines.append(f'DATA "{mod.path}" 0x{a - mod.bias:x}')
                 data_asked.append((q, a - mod.bias))

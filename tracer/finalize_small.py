@@ -1,0 +1,218 @@
+"""finalize of a small raw directory without numpy: the same log, byte for byte, as tracer/finalize.py.
+
+Why: importing numpy costs ~0.1-0.2 s of CPU, most of what `trace record` adds to a short program,
+while a small run has a few hundred records. The per-record passes are the C library's (finalize_clib,
+called on bytearray and array.array buffers), the control rows' passes and the metadata are
+finalize_control's (both paths use them); what is left here is the glue: the log order of a run that
+fits in one batch is a stable sort by time (finalize_order's merge gives exactly that order), object
+rows merge in by time, and the log is written uncompressed (formats/ipc_file.py) as finalize writes
+logs of up to PLAIN_MAX_ROWS rows. Bigger runs, or no C library, return None: finalize.py does them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from array import array
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from quiver.formats.schema import COLUMN_NAMES, COLUMNS, TYPE_CODES, EventKind
+from quiver.formats.stats import KINDS, LogStats
+from quiver.formats.writer import LogWriter
+from quiver.tracer.finalize_clib import CONSTS, Maps, library
+from quiver.tracer.finalize_control import (
+    Interner,
+    construct_fixes,
+    locations,
+    map_clauses,
+    module_renames,
+    object_rows,
+    run_metadata,
+    stack_objects_of,
+    task_locations,
+)
+from quiver.tracer.rawread import RAW_BYTES, RAW_WORDS, Module, RankRaw, ranks_in, read_event_bytes, read_rank
+from quiver.tracer.symbolize import dedup_modules, symbolize_with_objects
+
+# Logs of up to this many rows are written uncompressed without pyarrow (formats/ipc_file.py), by both
+# finalize paths: its import would cost a small run more than the whole finalize; at ~100 bytes a row
+# the file stays small.
+PLAIN_MAX_ROWS = 1 << 14
+# the output blocks of qv_fin_fill, in row order (finalize_kernels.COLS64 / COLS32)
+COLS64 = ("time_ns", "addr", "addr2", "size", "id", "id2", "aux", "aux2")
+COLS32 = ("rank", "thread", "device", "loc", "op", "name", "src")
+_TYPES = dict(COLUMNS)
+
+
+def _addr(buf: array | bytearray) -> int:
+    """Address of a buffer's first byte (0 when empty: the C code then reads nothing)."""
+    if not len(buf):
+        return 0
+    if isinstance(buf, array):
+        return buf.buffer_info()[0]
+    return ctypes.addressof((ctypes.c_char * len(buf)).from_buffer(buf))
+
+
+def _zeros(code: str, n: int) -> array:
+    return array(code, bytes(array(code).itemsize * n))
+
+
+class _Stream:
+    """One thread file: its records (bytearray), its rank, its rank's string table, first global row."""
+
+    def __init__(self, rank: int, data: bytearray, table: array, start: int) -> None:
+        self.rank, self.data, self.table, self.start = rank, data, table, start
+        self.rows = len(data) // RAW_BYTES
+
+
+def _scan(lib: ctypes.CDLL, st: _Stream) -> tuple[list[int], list[int], list[int], int, int, LogStats]:
+    """qv_fin_scan over the whole file: (used psource ids (local), PCs, control rows (local), accesses,
+    largest ALLOC id, stats)."""
+    n, n_strings = st.rows, len(st.table) - 1
+    io = _zeros("q", 10)
+    used = _zeros("B", n_strings)
+    cap = 1 << max(6, int(2 * n + 2).bit_length())
+    keys, pcs = _zeros("Q", cap), _zeros("Q", n)
+    control, late, threads, devices = (_zeros("q", n) for _ in range(4))
+    counts = _zeros("q", KINDS)
+    lib.qv_fin_scan(_addr(st.data), n, n_strings, 0, ctypes.byref(CONSTS), _addr(io), _addr(used), _addr(keys), cap,
+                    _addr(pcs), _addr(control), _addr(late), _addr(counts), _addr(threads), _addr(devices))
+    _clock, n_access, top_alloc, t_min, t_max, n_pcs, n_control, _late, n_threads, n_devices = io.tolist()
+    stats = LogStats()
+    if n:   # finalize_order.scan merges nothing for an empty file
+        stats = LogStats(counts.tolist(), t_min, t_max, {(st.rank, t) for t in threads[:n_threads]}, {st.rank},
+                         set(devices[:n_devices]), n)
+    return ([i for i, u in enumerate(used) if u], pcs[:n_pcs].tolist(), control[:n_control].tolist(), n_access,
+            top_alloc, stats)
+
+
+class _Fill:
+    """qv_fin_fill over rows of any streams, with the location, task and fix tables."""
+
+    def __init__(self, lib: ctypes.CDLL, streams: list[_Stream], t0: int) -> None:
+        self.lib, self.streams, self.t0 = lib, streams, t0
+
+    def columns(self, rows: list[int], by_string: list[int], pcs: list[int], by_pc: list[int],
+                tasks: tuple[list[int], list[int]] = ([], []), fixes: tuple[list[int], list[int]] = ([], [])) -> dict[str, array]:
+        """Log columns (and `src`) of global rows `rows`, in that order."""
+        k = len(rows)
+        rows_a = array("q", rows)
+        held = [array("q", by_string), array("Q", pcs), array("q", by_pc), array("q", tasks[0]), array("q", tasks[1]),
+                array("q", fixes[0]), array("q", fixes[1])]
+        by_s, pcs_a, by_pc_a, task_keys, task_locs, fix_pos, fix_op = held
+        maps = Maps(0, 0, _addr(by_s), len(by_s), _addr(pcs_a), _addr(by_pc_a), len(pcs_a), _addr(task_keys),
+                    _addr(task_locs), len(task_keys), _addr(fix_pos), _addr(fix_op), len(fix_pos))
+        out64, out32, out16 = _zeros("q", len(COLS64) * k), _zeros("i", len(COLS32) * k), _zeros("h", k)
+        for st in self.streams:
+            at = array("q", [o for o, g in enumerate(rows) if st.start <= g < st.start + st.rows])
+            if not len(at):
+                continue
+            maps.table, maps.n_table = _addr(st.table), len(st.table)
+            self.lib.qv_fin_fill(_addr(st.data), _addr(rows_a), _addr(at), len(at), st.start, st.rank, self.t0,
+                                 ctypes.byref(maps), ctypes.byref(CONSTS), _addr(out64), _addr(out32), _addr(out16), k)
+        cols = {c: out64[i * k:(i + 1) * k] for i, c in enumerate(COLS64)}
+        cols |= {c: out32[i * k:(i + 1) * k] for i, c in enumerate(COLS32)}
+        for c in ("addr", "addr2", "size"):
+            cols[c] = array("Q", cols[c].tobytes())
+        cols["kind"] = out16
+        return cols
+
+
+def _lists(cols: dict[str, array]) -> dict[str, list[int]]:
+    return {c: v.tolist() for c, v in cols.items()}
+
+
+def finalize_small(raw_dir: Path, out: Path, run: dict[str, Any] | None = None,
+                   progress: Callable[[int, int], None] | None = None) -> dict[str, Any] | None:
+    """finalize.finalize(raw_dir, out, run, progress=progress) for a run whose log has at most
+    PLAIN_MAX_ROWS rows; None (nothing written) for a bigger one or without the C library."""
+    raw_dir = Path(raw_dir)
+    lib = library()
+    if lib is None:
+        return None
+    raws: list[RankRaw] = [read_rank(raw_dir, r, read_event_bytes) for r in (ranks_in(raw_dir) if raw_dir.is_dir() else [])]
+    n = sum(len(ev) for rr in raws for ev in rr.streams) // RAW_BYTES
+    if n > PLAIN_MAX_ROWS:
+        return None
+    strings = Interner()
+    streams: list[_Stream] = []
+    renames: dict[str, str] = {}
+    start = 0
+    for rr in raws:
+        table = array("q", strings.remap(rr.strings))
+        renames.update(module_renames(rr.info))
+        for ev in rr.streams:
+            streams.append(_Stream(rr.rank, ev, table, start))
+            start += streams[-1].rows
+    modules_by_rank = {rr.rank: dedup_modules(rr.modules, renames) for rr in raws}
+    modules: list[Module] = dedup_modules([m for rr in raws for m in rr.modules], renames)
+    scans = [_scan(lib, st) for st in streams]
+    raw = LogStats()
+    for sc in scans:
+        raw.merge(sc[5])
+    t0 = min((int(rr.info["start_mono_ns"]) for rr in raws if "start_mono_ns" in rr.info),
+             default=raw.t_min if raw.t_min is not None else 0)
+    last_ns = raw.t_max - t0 if raw.t_max is not None else None
+    fill = _Fill(lib, streams, t0)
+    uniq_src = sorted({st.table[j] for st, sc in zip(streams, scans, strict=True) for j in sc[0]})
+    uniq_pc = sorted({pc for sc in scans for pc in sc[1]})
+    control_rows = [c + st.start for st, sc in zip(streams, scans, strict=True) for c in sc[2]]
+    control = _lists(fill.columns(control_rows, [-1] * (len(strings.strings) + 1), [], []))
+    control["row"] = control_rows
+    clauses = map_clauses(raws, control, modules_by_rank)
+    answer: list[Any] = []
+    symbolizer = threading.Thread(target=lambda: answer.append(symbolize_with_objects(
+        uniq_pc, modules, [(exe, maps["addr"]) for _, exe, maps in clauses if exe is not None])))
+    symbolizer.start()    # the symbolizer's answer overlaps the fixes and the debug info
+    try:
+        fixes = construct_fixes(control)
+        stacks = [stack_objects_of(exe, maps, strings) for _, exe, maps in clauses]
+    finally:
+        symbolizer.join()
+    pc_locs, found = answer[0]
+    found_by_clauses = iter(found)
+    globals_by_clauses = [next(found_by_clauses) if exe is not None else [] for _, exe, _ in clauses]
+    object_lists = object_rows(clauses, globals_by_clauses, stacks, strings, max((sc[4] for sc in scans), default=-1))
+    n_objects = len(object_lists["kind"]) if object_lists is not None else 0
+    if n + n_objects > PLAIN_MAX_ROWS:
+        return None
+    table, by_string, by_pc = locations(uniq_src, pc_locs, strings)
+    has_tasks = raw.kinds[EventKind.TASK_CREATE] + raw.kinds[EventKind.TASK_DEPEND] > 0
+    tasks = task_locations(_lists(fill.columns(control_rows, by_string, uniq_pc, by_pc))) if has_tasks else ([], [])
+    meta = run_metadata(raws, n + n_objects, any(sc[3] for sc in scans), run or {})
+    meta["last_event_ns"] = last_ns
+    objects = None if object_lists is None else {c: array(TYPE_CODES[_TYPES[c]], v) for c, v in object_lists.items()}
+    stats = LogStats.of(objects) if objects is not None else LogStats()
+    if raw.t_min is not None and raw.t_max is not None:   # the log's times: raw - t0, not below 0
+        raw.t_min, raw.t_max = max(raw.t_min - t0, 0), max(raw.t_max - t0, 0)
+    stats.merge(raw)
+    # log order: time, then global row (a stable sort of the global rows by their raw time)
+    times: list[int] = []
+    for st in streams:
+        times += memoryview(st.data).cast("q")[::RAW_WORDS].tolist()
+    order = sorted(range(n), key=times.__getitem__)
+    cols = fill.columns(order, by_string, uniq_pc, by_pc, tasks, fixes)
+    del cols["src"]
+    if objects is not None:   # object rows merge in by time, before the rows of the same time
+        both = {c: objects[c] + cols[c] for c in COLUMN_NAMES}
+        by_time = sorted(range(len(both["time_ns"])), key=both["time_ns"].__getitem__)
+        cols = {c: array(v.typecode, [v[i] for i in by_time]) for c, v in both.items()}
+    with LogWriter(out, strings=strings.strings, locations=table, run=meta, stats=stats, compression=None,
+                   engine="plain") as w:
+        w.write_columns(cols)
+    if progress is not None and n:
+        progress(n, n)
+    return meta
+
+
+def finalize_run(raw_dir: Path, out: Path, run: dict[str, Any] | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """finalize.finalize(raw_dir, out, run, progress=progress): without numpy when the run is small."""
+    meta = finalize_small(raw_dir, out, run, progress)
+    if meta is None:    # a big run (or no C library): the numpy path
+        from quiver.tracer.finalize import finalize
+
+        meta = finalize(raw_dir, out, run, progress=progress)
+    return meta
