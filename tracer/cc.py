@@ -47,6 +47,15 @@ def instrument_flags(args: list[str]) -> list[str]:
     return [f"-fpass-plugin={plugin}"] if plugin else list(INSTRUMENT)
 
 
+def trailing_flags(args: list[str]) -> list[str]:
+    """Flags after the user's. The per-access build keeps the vectorisers off: SanitizerCoverage's
+    load/store callbacks skip vector accesses (`<12 x double>` stores of an array of structs would
+    record nothing); after the user's flags so a `-fvectorize` of theirs does not undo it."""
+    if mode(user_args(args)) is Mode.INFO or not instrument_flags(args)[0].startswith("-fsanitize-coverage"):
+        return []
+    return ["-fno-vectorize", "-fno-slp-vectorize"]
+
+
 def user_args(args: list[str]) -> list[str]:
     """The command line without the wrapper's own options."""
     return [a for a in args if a != NO_RANGE_PASS]
@@ -83,7 +92,7 @@ def command(lang: str, args: list[str]) -> list[str]:
     what = mode(user_args(args))
     if what is Mode.INFO:
         return [compiler(lang), *user_args(args)]
-    cmd = [compiler(lang), *compile_flags(args), *user_args(args)]
+    cmd = [compiler(lang), *compile_flags(args), *user_args(args), *trailing_flags(args)]
     if what is Mode.LINK:
         cmd += link_flags(ensure_built())
     return cmd

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from quiver.tracer.cc import has_debug_info, instrument_flags, user_args
+from quiver.tracer.cc import has_debug_info, instrument_flags, trailing_flags, user_args
 from quiver.tracer.cc_args import Mode, mode
 from quiver.tracer.native import BuildError, ensure_built
 
@@ -42,7 +42,7 @@ def command(lang: str, args: list[str]) -> list[str]:
     cmd = [mpi, f"{flag}{comp}", *instrument_flags(args)]
     if not has_debug_info(args):
         cmd.append("-gline-tables-only")   # source lines of accesses and MPI calls
-    cmd += user_args(args)
+    cmd += [*user_args(args), *trailing_flags(args)]
     if what is Mode.LINK:
         libdir = ensure_built()
         if not (libdir / "libquiver_mpi.so").exists():

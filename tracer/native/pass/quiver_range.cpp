@@ -24,8 +24,10 @@
 //    `__quiver_range_load_strided(lo, row bytes, stride, rows, width)` / `_store_strided`, which
 //    the tracer takes as one call per row (rows that touch: one range). A dense 2D sweep is one
 //    call per nest, a 2D stencil with halo cells one strided record per nest, a 3D one one per
-//    plane; strided innermost records of one loop whose rows touch are merged (stridedBlocks:
-//    an unrolled `in[r*W + k]`, k = 0..W-1, is one record of W-element rows);
+//    plane; strided innermost records of one loop and one source line whose rows touch are merged
+//    (stridedBlocks: an unrolled `in[r*W + k]`, k = 0..W-1, is one record of W-element rows; the
+//    fields of an array of structs written on separate lines stay one record each, so a finding
+//    names the field's line);
 //  - order-safe: a hoisted load may not alias any non-hoisted store of the loop (alias
 //    analysis), a hoisted store may not alias any non-hoisted load; a hoisted load and a hoisted
 //    store that AA cannot separate are checked at run time (their byte ranges must be
@@ -1078,16 +1080,28 @@ public:
   /// overlap, residues 0 and 8 of 16 do not). False when the strides differ (or are 0).
   Value *residuesApart(IRBuilder<> &B, Value *Lo1, Value *W1, Value *S1, Value *Lo2, Value *W2, Value *S2) {
     Value *One = ConstantInt::get(IntPtr, 1);
-    Value *D = B.CreateURem(B.CreateSub(Lo2, Lo1), B.CreateBinaryIntrinsic(Intrinsic::umax, S1, One));
+    Value *SafeS = B.CreateBinaryIntrinsic(Intrinsic::umax, S1, One);
+    // the residue of the signed difference: `(Lo2 - Lo1) urem S` of a negative difference is off by
+    // 2^64 mod S for a stride that is not a power of two (structs of 48 bytes)
+    Value *Up = B.CreateURem(B.CreateSub(Lo2, Lo1), SafeS);
+    Value *Down = B.CreateSub(SafeS, B.CreateURem(B.CreateSub(Lo1, Lo2), SafeS));
+    Value *D = B.CreateSelect(B.CreateICmpULT(Lo2, Lo1), Down, Up);
     Value *Apart = B.CreateAnd(B.CreateICmpUGE(D, W1), B.CreateICmpUGE(B.CreateSub(S1, D), W2));
     return B.CreateAnd(B.CreateICmpEQ(S1, S2), Apart);
   }
 
-  /// Strided innermost records of one loop that are one record together: same kind, stride, rows
-  /// and guards, rows at constant offsets whose bytes touch (`in[r*W + k]` over r with k = 0..W-1
+  /// Strided innermost records of one loop that are one record together: same kind, line, stride,
+  /// rows and guards, rows at constant offsets whose bytes touch (`in[r*W + k]` over r with k = 0..W-1
   /// unrolled: W records of one element become one of W elements). Per member: the bytes of the
   /// merged row for the member at the lowest offset, 0 for the others (no call of their own);
   /// Width: the leader's element bytes (0: mixed).
+  /// An access's source line (scope, line): records merge only within one line, so a finding names
+  /// the field or element the user wrote.
+  static std::pair<DIScope *, unsigned> line(const Access *A) {
+    const DebugLoc &D = A->I->getDebugLoc();
+    return D ? std::make_pair(D->getScope(), D.getLine()) : std::make_pair((DIScope *)nullptr, 0u);
+  }
+
   std::map<Access *, int64_t> stridedBlocks(std::vector<Access *> &H, std::map<Access *, unsigned> &Width) {
     std::map<Access *, int64_t> Out;
     std::vector<Access *> S;
@@ -1098,7 +1112,7 @@ public:
       if (Used.count(A)) continue;
       std::vector<std::pair<int64_t, Access *>> M{{0, A}};
       for (Access *X : S) {
-        if (X == A || Used.count(X) || X->Store != A->Store || X->Strided[0][1] != A->Strided[0][1] ||
+        if (X == A || Used.count(X) || X->Store != A->Store || line(X) != line(A) || X->Strided[0][1] != A->Strided[0][1] ||
             X->Strided[0][2] != A->Strided[0][2] || X->Conds[0] != A->Conds[0])
           continue;
         auto *C = dyn_cast<SCEVConstant>(SE.getMinusSCEV(SE.getSCEV(X->Ptr), SE.getSCEV(A->Ptr)));
@@ -1155,10 +1169,6 @@ public:
   /// member's row is one access of that size, else 0.
   std::map<Access *, const SCEV *> nestBlocks(std::vector<Access *> &H, std::map<Access *, unsigned> &Width) {
     std::map<Access *, const SCEV *> Out;
-    auto line = [](Access *A) {
-      const DebugLoc &D = A->I->getDebugLoc();
-      return D ? std::make_pair(D->getScope(), D.getLine()) : std::make_pair((DIScope *)nullptr, 0u);
-    };
     std::vector<Access *> S;
     for (Access *A : H)
       if (A->Nest && A->Level == (int)A->Loops.size() - 1) S.push_back(A);
