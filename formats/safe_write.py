@@ -10,7 +10,6 @@ link at the target itself instead of writing through it. Readers never see half 
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,7 +53,7 @@ def create_temp(target: str | os.PathLike, suffix: str = ".part") -> tuple[int, 
         # renaming over /dev/null or a FIFO would replace the device node itself (as root: for everyone)
         raise OutputError(f"{target} is not a regular file; choose another output")
     for _ in range(100):
-        tmp = parent / f"{target.name}.{secrets.token_hex(4)}{suffix}"
+        tmp = parent / f"{target.name}.{os.urandom(4).hex()}{suffix}"
         try:
             fd = os.open(tmp, CREATE_FLAGS, 0o666)
         except FileExistsError:
