@@ -31,7 +31,7 @@ native: ## build the native tracer libraries and the mapping checker's C kernel 
 	$(PY) -c "from quiver.formats import batch_scan; lib = batch_scan.library(); print('batch scan built:', lib._name if lib else 'no (numpy fallback)')"
 
 test: ## run the whole test suite (real clang/libomp programs and MPI ranks)
-	$(VENV)/bin/pytest -q -p no:cacheprovider
+	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=15
 	@find /tmp -maxdepth 1 -name 'tmpfile_*' -user "$$(id -un)" -mmin -120 -delete 2>/dev/null || true
 
 test-fast: ## tests that need no compiler (format, builder, checkers on synthetic logs)
