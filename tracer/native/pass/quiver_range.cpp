@@ -27,7 +27,12 @@
 //    plane; strided innermost records of one loop and one source line whose rows touch are merged
 //    (stridedBlocks: an unrolled `in[r*W + k]`, k = 0..W-1, is one record of W-element rows; the
 //    fields of an array of structs written on separate lines stay one record each, so a finding
-//    names the field's line);
+//    names the field's line); a column (an innermost strided record of single elements, the store
+//    of a transpose `b[j*n + i]` over j) whose enclosing loop moves it by at most an element (i + 1:
+//    the next column, |step| <= element bytes, checked at run time unless constant; the column's
+//    stride and rows invariant there) is one strided record over that loop too (Access::Columns):
+//    rows of |step| * btc + element bytes (a thread's chunk of columns side by side), same stride
+//    and rows, in the enclosing loop's preheader; the per-column records run when the check fails;
 //  - order-safe: a hoisted load may not alias any non-hoisted store of the loop (alias
 //    analysis), a hoisted store may not alias any non-hoisted load; a hoisted load and a hoisted
 //    store that AA cannot separate are checked at run time (their byte ranges must be
