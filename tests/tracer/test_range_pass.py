@@ -223,7 +223,7 @@ def same_bytes_as_per_access(record_c, src: Path, opt: str) -> dict:
 NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
 NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
                "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose",
-               "redblack", "collapse2_rect", "collapse2_int_window"]
+               "redblack", "collapse2_rect", "collapse2_int_window", "columns_step"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -255,14 +255,15 @@ def test_a_32_bit_index_over_a_collapsed_loop_is_one_nest_record_per_window_row(
 
 def test_nests_whose_rows_do_not_touch_are_strided_records():
     """One strided record per nest (or per plane) instead of one call per row or per access: halo
-    rows (a range of n-2 doubles per row), a column-major sweep (rows of one float, the element
-    width kept), unrolled rows of 5 ints with gaps (one record of 20-byte rows) or overlapping
+    rows (a range of n-2 doubles per row), a column-major sweep (one record per thread's chunk of
+    columns: rows of the chunk's floats, the element width kept), unrolled rows of 5 ints with gaps (one record of 20-byte rows) or overlapping
     (stride 12: the tracer makes it one range). A triangular nest is never one record."""
     halo = strided_calls(device_ir(NESTS / "halo_rows.c"))
     assert sorted(k for k, *_ in halo) == ["load"] * 4 + ["store"]
     assert all(width == "0" for *_, width in halo)  # rows are ranges over the inner loop
     col = strided_calls(device_ir(NESTS / "colmajor.c"))
-    assert [(k, b, w) for k, b, _, _, w in col] == [("load", "i64 4", "4"), ("store", "i64 4", "4")]
+    assert [(k, w) for k, *_, w in col] == [("load", "4"), ("store", "4")]
+    assert all("%" in b for _, b, *_ in col)  # (columns: rows as wide as the thread's chunk of columns)
     win = strided_calls(device_ir(NESTS / "window_rows.c"))
     assert [(k, b, s, w) for k, b, s, _, w in win] == [("store", "i64 20", "i64 32", "4"),
                                                       ("load", "i64 20", "i64 32", "4"),
@@ -271,19 +272,52 @@ def test_nests_whose_rows_do_not_touch_are_strided_records():
     assert not strided_calls(tri) and "@__quiver_range_load_c(" in tri
 
 
-@pytest.mark.parametrize("opt", ["-O1", "-O2"])
-def test_a_transpose_stores_one_strided_record_per_row(opt):
-    """An out-of-place transpose (`b[j*n + i] = a[i*n + j]`): the load is a range per row over the
-    nest, the store a column (a strided record of single elements) per row. They share the inner
-    loop's run-time disjointness check instead of both falling back to per-access calls, on the
-    device with 64-bit and with `int` indices and on the host (`omp parallel for`)."""
+def column_stores(ir: str) -> list[tuple[str, str]]:
+    """(row bytes, width) of the strided store records of a module."""
+    return [(b, w) for k, b, _, _, w in strided_calls(ir) if k == "store"]
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O1", "-O2"])
+def test_a_transpose_stores_one_strided_record_per_chunk(opt):
+    """An out-of-place transpose (`b[j*n + i] = a[i*n + j]`): the store is a column per i (a strided
+    record of single elements), and the next i's column is the adjacent one (the chunk loop's step
+    moves it by one element), so over the thread's chunk of i it is one strided record of n rows as
+    wide as the chunk (row bytes a run-time value, the element width kept) in the chunk loop's
+    preheader, and no record per column is left (the step is a constant: the tile check folds away).
+    On the device with 64-bit and with `int` indices, and on the host (`omp parallel for`, -O1/-O2)."""
     src = NESTS / "transpose.c"
-    dev = device_ir(src, opt)
-    assert [(k, b, w) for k, b, _, _, w in strided_calls(dev)] == [("store", "i64 4", "4")] * 2
-    host = subprocess.run([TRACE, "cc", opt, "-S", "-emit-llvm", "--offload-host-only", str(src), "-o", "-"],
-                          capture_output=True, text=True, check=True).stdout
-    # (the host module also holds the two kernels' host fallbacks)
-    assert [(k, b, w) for k, b, _, _, w in strided_calls(host)] == [("store", "i64 4", "4")] * 3
+    dev = column_stores(device_ir(src, opt))
+    assert len(dev) == 2 and all(w == "4" and not b.startswith("i64 4") and "%" in b for b, w in dev), dev
+    if opt != "-O0":
+        host = subprocess.run([TRACE, "cc", opt, "-S", "-emit-llvm", "--offload-host-only", str(src), "-o", "-"],
+                              capture_output=True, text=True, check=True).stdout
+        # (the host module also holds the two kernels' host fallbacks)
+        got = column_stores(host)
+        assert len(got) == 3 and all(w == "4" and "%" in b for b, w in got), got
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O1", "-O2"])
+def test_columns_with_a_run_time_step_are_checked(opt):
+    """columns_step.c: column stores over a loop stepping by one element (a backwards column under
+    `schedule(static, 5)`, a column walked from the last one down) are one record per chunk at every
+    level; a column whose step is a run-time value (`i * st`) gets the record per chunk behind the
+    run-time check |8 * st| <= 8 and the per-column record for when it fails (-O1, -O2; at -O0 only
+    the per-column records: the bound `n / st` may trap, so it is not moved out of the loop)."""
+    stores = column_stores(device_ir(NESTS / "columns_step.c", opt))
+    chunk = [b for b, w in stores if w == "8" and "%" in b]
+    column = [b for b, w in stores if w == "8" and b == "i64 8"]
+    assert len(chunk) == (2 if opt == "-O0" else 4) and len(column) == 2, stores
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
+@pytest.mark.parametrize("opt", ["-O0", "-O1"])
+def test_a_transpose_makes_one_strided_call_per_chunk(omp_build, opt):
+    """At run time the transpose's column stores are one strided call per thread's chunk and kernel
+    (before: one per column, 2n - 1 for the two device kernels)."""
+    n = 200
+    exe = omp_build(NESTS / "transpose.c", opt=opt)
+    hits = calls_under_gdb(exe, [str(n)], ["__quiver_range_store_strided"])
+    assert 0 < hits["__quiver_range_store_strided"] < n / 10
 
 
 @pytest.mark.parametrize("opt", ["-O1", "-O2"])
@@ -295,7 +329,7 @@ def test_a_transpose_within_one_array_runs_per_access(record_c, opt):
     still has its strided record for when the check holds. (Bytes and coverage are not compared: a
     read of bytes the thread wrote is dropped only while that write's run is pending.)"""
     src = NESTS / "transpose_overlap.c"
-    assert [k for k, *_ in strided_calls(device_ir(src, opt))] == ["store"]
+    assert [k for k, *_ in strided_calls(device_ir(src, opt))] == ["load", "store"]
     runs = {build: record_c(src, opt=opt, extra=extra) for build, extra in (("range", ()), ("per_access", PER_ACCESS))}
     for build, run in runs.items():
         assert run.returncode == 0, (build, run.stderr)

@@ -27,7 +27,12 @@
 //    plane; strided innermost records of one loop and one source line whose rows touch are merged
 //    (stridedBlocks: an unrolled `in[r*W + k]`, k = 0..W-1, is one record of W-element rows; the
 //    fields of an array of structs written on separate lines stay one record each, so a finding
-//    names the field's line);
+//    names the field's line); a column (an innermost strided record of single elements, the store
+//    of a transpose `b[j*n + i]` over j) whose enclosing loop moves it by at most an element (i + 1:
+//    the next column, |step| <= element bytes, checked at run time unless constant; the column's
+//    stride and rows invariant there) is one strided record over that loop too (Access::Columns):
+//    rows of |step| * btc + element bytes (a thread's chunk of columns side by side), same stride
+//    and rows, in the enclosing loop's preheader; the per-column records run when the check fails;
 //  - order-safe: a hoisted load may not alias any non-hoisted store of the loop (alias
 //    analysis), a hoisted store may not alias any non-hoisted load; a hoisted load and a hoisted
 //    store that AA cannot separate are checked at run time (their byte ranges must be
@@ -126,6 +131,12 @@ struct Access {
   // its rows (each the interval over Loops[k-1], or one access at k = 0) whether or not they touch;
   // all null when the rows do not move by one step (stridedLevel)
   SmallVector<std::array<const SCEV *, 3>, kMaxDepth> Strided;
+  // Columns: the level (1; 0 = none) whose strided record is the innermost loop's strided record
+  // (single elements a stride apart, a column) widened over the enclosing loop: its step moves the
+  // column by at most the element (Tile[k] = (|step|, element bytes), checked at run time unless
+  // constant), so row r over the whole loop is one interval, Strided[k] = (|step| * btc + element,
+  // stride, rows). Exact when the tile check holds (else the per-column records run; issue 16)
+  unsigned Columns = 0;
   // Nest: the last level is a collapsed loop (collapse(2)/(3): the nest's indices are recovered
   // from one induction variable by `iv / m`, `iv % m`); its rows (the interval over the level
   // below, or one access) form planes: row (q, r) at P00 + (q - qlo) * QStride + r * RStride,
@@ -867,6 +878,8 @@ public:
     SmallVector<std::pair<const SCEV *, const SCEV *>, kMaxDepth> Tile;
     const SCEV *Len = nullptr; // bytes over the loops so far, when they tile
     const SCEV *Ran = nullptr; // top-tested loops (-O0): 1 when each one's body ran at least once, else 0
+    bool Cols = false;            // Loops[0] is a column (a strided record of single elements): try Columns
+    const SCEV *ColRows = nullptr; // its rows (without the -O0 factor Ran)
     for (unsigned K = 0; L && K < kMaxDepth; ++K, L = L->getParentLoop()) {
       BasicBlock *PH = L->getLoopPreheader(), *Latch = L->getLoopLatch();
       bool Top = topTested(L);
@@ -881,6 +894,7 @@ public:
             auto *AR = dyn_cast<SCEVAddRecExpr>(E);
             return !SE.isLoopInvariant(E, L) && (!AR || AR->getLoop() != L || !AR->isAffine());
           })) {
+        if (Cols) return true; // (a column's record stays the inner loop's)
         // not affine in L: maybe a collapsed loop, whose rows (one access, the interval over the
         // loops below, or a few rows of a strided record over them: a fan) are planes of `iv / m`
         // (nestLevel); a widened index's checks move to the planes' corners
@@ -980,7 +994,21 @@ public:
       const SCEV *Span = SE.getMulExpr(Abs, SE.getTruncateOrZeroExtend(BTC, IntPtr));
       std::array<const SCEV *, 3> Rows{nullptr, nullptr, nullptr};
       bool Last = false; // a strided innermost loop: its records are not rows of an outer one
-      if (K == 0) {
+      if (Cols) { // columns (Access::Columns): the inner record's rows widened over L
+        const SCEV *W = A.Strided[0][0], *Stride = A.Strided[0][1], *Count = ColRows;
+        auto *SC = dyn_cast<SCEVConstant>(Abs);
+        if (Step->isZero() || (SC && SC->getAPInt().ugt(A.Bytes))) return true; // never touching
+        for (const SCEV *E : C) {
+          auto *AR = dyn_cast<SCEVAddRecExpr>(E);
+          if (!AR || AR->getLoop() != L || AR->getStepRecurrence(SE) != Step) return true;
+        }
+        const SCEV *RowBytes = SE.getAddExpr(Span, W);
+        for (const SCEV *X : {W, Stride, Count, RowBytes, Abs})
+          if (X->getType() != IntPtr || !SE.isLoopInvariant(X, L) || !isSafeHere(X, PH)) return true;
+        Rows = {RowBytes, Stride, Count};
+        Tile.push_back({Abs, W});
+        Last = true;
+      } else if (K == 0) {
         auto *SC = dyn_cast<SCEVConstant>(Abs);
         if (!SC || SC->getAPInt().ugt(A.Bytes)) { // strided (a[2*i], a[i*n + j] over i): one record
           Rows = stridedLevel(L, C, Step, SE.getConstant(IntPtr, A.Bytes), Abs, BTC, PH);
@@ -1015,6 +1043,14 @@ public:
       CK = NK;
       A.Tile = Tile;
       A.Strided.push_back(Rows);
+      if (Cols) A.Columns = K;
+      if (Last && K == 0 && !Cols && L->getParentLoop()) {
+        // a column (strided single elements) of the loop around: maybe the columns level next
+        Cols = true;
+        ColRows = SE.getAddExpr(SE.getTruncateOrZeroExtend(BTC, IntPtr), SE.getOne(IntPtr));
+        Need = PH;
+        continue;
+      }
       if (Last) return true;
       Need = PH;
     }
@@ -1328,10 +1364,13 @@ public:
         Access *Acc = A;
         auto Exact = [&](int J) -> Value * {
           if (Acc->Box.count(J)) return nullptr; // a box is exact
+          if (J && (int)Acc->Columns == J) return E[J]; // columns: the inner column moves by at most an element
           return J && Acc->Strided[J][0] ? E[J - 1] : E[J];
         };
         for (int J = 0; J <= K; ++J) {
           if (J < K && !Exact(J + 1)) continue; // the outer record always holds
+          if (J < K)
+            if (auto *C = dyn_cast<ConstantInt>(Exact(J + 1)); C && C->isOne()) continue; // (a constant tile)
           Instruction *T = A->Loops[J]->getLoopPreheader()->getTerminator();
           bool Str = A->Strided[J][0] != nullptr;
           Value *Lo = J == K ? LoK : expandAt(A->Lo[J], T);
@@ -1404,7 +1443,8 @@ public:
             if (auto *C = dyn_cast<ConstantInt>(Rows); C && C->isZero()) continue; // never this level
             Value *RowBytes = It != Block.end() ? ConstantInt::get(IntPtr, It->second) : expandAt(A->Strided[J][0], T);
             // width: a row of one access (or of an unrolled group of equal ones) keeps its element size
-            unsigned Width = J == 0 ? (It != Block.end() ? BlockWidth[A] : A->Bytes) : 0;
+            // (columns: rows of single elements side by side, the element size too)
+            unsigned Width = J == 0 ? (It != Block.end() ? BlockWidth[A] : A->Bytes) : (int)A->Columns == J ? A->Bytes : 0;
             B.CreateCall(A->Store ? SStore : SLoad, {B.CreateIntToPtr(Lo, B.getPtrTy()), RowBytes,
                                                     expandAt(A->Strided[J][1], T), Rows, ConstantInt::get(IntPtr, Width)});
             continue;
