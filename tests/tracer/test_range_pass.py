@@ -205,9 +205,11 @@ def test_O0_skips_private_slots_and_records_the_same_bytes(record_c, name):
     same_bytes_as_per_access(record_c, src, "-O0")
 
 
-def same_bytes_as_per_access(record_c, src: Path, opt: str) -> dict:
+def same_bytes_as_per_access(record_c, src: Path, opt: str, racing_first_read: bool = False) -> dict:
     """Record ``src`` built with the pass and per access (``PER_ACCESS``): same output, same device
-    bytes per line, same mapping findings (see mapping_sites); the two runs, by build."""
+    bytes per line, same mapping findings (see mapping_sites; with ``racing_first_read``, when several
+    threads read bad bytes and which is first in the log is timing, without the element); the two
+    runs, by build."""
     args = ["24"] if src.stem == "stencil_nest" else []
     runs = {build: record_c(src, args=args, opt=opt, extra=extra)
             for build, extra in (("range", ()), ("per_access", PER_ACCESS))}
@@ -216,7 +218,8 @@ def same_bytes_as_per_access(record_c, src: Path, opt: str) -> dict:
         assert run.stdout == runs["per_access"].stdout
     covs = {build: device_coverage(run.open()) for build, run in runs.items()}
     assert covs["range"] == covs["per_access"]
-    assert mapping_sites(runs["range"].log) == mapping_sites(runs["per_access"].log)
+    sites = {build: [f[:3] if racing_first_read else f for f in mapping_sites(run.log)] for build, run in runs.items()}
+    assert sites["range"] == sites["per_access"]
     return runs
 
 
@@ -460,7 +463,7 @@ def test_tall_narrow_grid_records_per_chunk_not_per_row(record_c):
     counts the work). The same bytes and the same finding (b's border, never written, read by the
     second sweep) as per access, and a handful of ACCESS rows per thread and kernel, not per row."""
     src = STRIDED / "tall_rows.c"
-    same_bytes_as_per_access(record_c, src, "-O2")
+    same_bytes_as_per_access(record_c, src, "-O2", racing_first_read=True)  # every thread reads b's border
     assert findings(record_c(src, opt="-O2").log, src) == expected(src)
     rows, sweeps = 2000, 2
     run = record_c(src, args=[str(rows), str(sweeps)], opt="-O2")
