@@ -315,6 +315,7 @@ class VsmSession:
         self.win = np.zeros((st.n_window_max + 1, 5), dtype=np.int64)
         self.fd = np.zeros((FIND_CAPACITY, K.F_N), dtype=np.int64)
         self.fd_hash = np.zeros(FIND_CAPACITY * 2, dtype=np.int64)
+        self.memo = np.zeros((K.SM_CAP, K.SM_COLS), dtype=np.int64)   # the strided memo (vsm_layout.py)
         self.all_cvv = sum(4 << (2 * d) for d in range(st.ndev))
         w = self.watches
         by_shadow = np.argsort(w.shadow, kind="stable")
@@ -338,7 +339,7 @@ class VsmSession:
         self._state = vsm_native.State(
             p(self.cl), p(self.shadow), p(self.blo), p(self.bhi), p(self.bcnt), len(self.blo), self.log_block,
             p(self.en), p(self.lv_key), p(self.lv_en), p(self.al_lo), p(self.al_hi), p(self.ctr), p(self.win),
-            len(self.win), p(self.fd), len(self.fd), p(self.fd_hash), len(self.fd_hash))
+            len(self.win), p(self.fd), len(self.fd), p(self.fd_hash), len(self.fd_hash), p(self.memo))
         self._watch = vsm_native.Watch(
             p(self.wa_sh), p(self.wa_id), p(self.wa_done), p(self.wh), p(self.wn), len(self.wa_sh), HISTORY_MAX,
             p(self.st_ev), p(self.st_w), len(self.st_ev))
@@ -349,7 +350,7 @@ class VsmSession:
         return cls(build_static(control), watches or Watches.none(), log_block)
 
     _STATE = ("blo", "bhi", "bcnt", "cl", "en", "lv_key", "lv_en", "al_lo", "al_hi", "ctr", "win", "fd", "fd_hash",
-              "wa_done", "wh", "wn")
+              "memo", "wa_done", "wh", "wn")
 
     def copy(self) -> VsmSession:
         """An independent snapshot of the replay state (static tables shared)."""
@@ -422,6 +423,12 @@ class VsmSession:
     def dropped(self) -> int:
         """Occurrences not recorded because the table of distinct findings was full."""
         return int(self.ctr[K.C_DROPPED])
+
+    @property
+    def strided_counts(self) -> tuple[int, int]:
+        """(strided rows settled without a pass over their blocks, blocks of strided rows applied one by
+        one) so far: how often the kernel's strided shortcuts were taken (tests check they are)."""
+        return int(self.ctr[K.C_STRIDED_FAST]), int(self.ctr[K.C_STRIDED_ROWS])
 
     def detections(self) -> list[Detection]:
         """The distinct problems found so far (histories filled only for watched bytes)."""

@@ -486,6 +486,112 @@ static __attribute__((noinline)) void overflow(const qv_tables *t, qv_state *st,
            (host + (x1 - 1 - x0)) & ADDR_MASK, width, sz, EN(st, we, EN_RELEASE), k.name, k.olo, k.ohi);
 }
 
+/* ---------------- the strided memo (SM_* in vsm_layout.py) ----------------
+ * Entry k says: every shadow byte v of rows [s0 + i * step, s0 + i * step + sz), i < rows, has
+ * (v & mask) == want. A strided row whose rows an entry covers, and whose check or bit map that entry
+ * decides, costs O(entries) instead of a pass over its blocks; every change of shadow bytes goes through
+ * memo_drop first, so an entry never claims a byte that changed since. */
+#define SMV(memo, k, col) ((memo)[(k) * SM_COLS + (col)])
+
+static inline i64 fdiv(i64 a, i64 b) {   /* floor(a / b), b > 0 */
+    i64 q = a / b;
+    return q * b > a ? q - 1 : q;
+}
+
+/* Shadow bytes [a, b) are about to change: drop the rows of every entry they touch (an entry keeps its
+ * rows before and after them; when the memo is full, the larger of the two). */
+static __attribute__((noinline)) void memo_drop(i64 *memo, i64 *ctr, i64 a, i64 b) {
+    i64 n = ctr[C_NMEMO];
+    for (i64 k = 0; k < n;) {
+        i64 p0 = SMV(memo, k, SM_S0), step = SMV(memo, k, SM_STEP), sz = SMV(memo, k, SM_SZ);
+        i64 rows = SMV(memo, k, SM_ROWS);
+        if (b <= p0 || a >= p0 + (rows - 1) * step + sz) {
+            k++;
+            continue;
+        }
+        /* rows i with p0 + i * step < b and p0 + i * step + sz > a */
+        i64 i_lo = imax(0, fdiv(a - p0 - sz, step) + 1), i_hi = imin(rows - 1, fdiv(b - p0 - 1, step));
+        if (i_lo > i_hi) {   /* [a, b) lies in the gaps between rows */
+            k++;
+            continue;
+        }
+        i64 before = i_lo, after = rows - 1 - i_hi;
+        if (before > 0 && after > 0 && n < SM_CAP) {
+            for (i64 col = 0; col < SM_COLS; col++)
+                SMV(memo, n, col) = SMV(memo, k, col);
+            SMV(memo, n, SM_S0) = p0 + (i_hi + 1) * step;
+            SMV(memo, n, SM_ROWS) = after;
+            n++;
+            after = 0;
+        }
+        if (before >= after && before > 0) {
+            SMV(memo, k, SM_ROWS) = before;
+            k++;
+        } else if (after > 0) {
+            SMV(memo, k, SM_S0) = p0 + (i_hi + 1) * step;
+            SMV(memo, k, SM_ROWS) = after;
+            k++;
+        } else {   /* nothing left: the last entry takes its slot */
+            n--;
+            for (i64 col = 0; col < SM_COLS; col++)
+                SMV(memo, k, col) = SMV(memo, n, col);
+        }
+    }
+    ctr[C_NMEMO] = n;
+    if (ctr[C_MEMO_NEXT] >= n)
+        ctr[C_MEMO_NEXT] = 0;
+}
+
+/* Whether an entry says that every byte of rows [s0 + i * step, + sz), i < rows, has (v & need) == want. */
+static int memo_covers(const i64 *memo, const i64 *ctr, i64 s0, i64 step, i64 sz, i64 rows, i64 need, i64 want) {
+    i64 n = ctr[C_NMEMO];
+    for (i64 k = 0; k < n; k++) {
+        if (SMV(memo, k, SM_STEP) != step || (need & ~SMV(memo, k, SM_MASK)) != 0
+            || (SMV(memo, k, SM_WANT) & need) != want)
+            continue;
+        i64 d = s0 - SMV(memo, k, SM_S0);
+        if (d < 0 || d % step + sz > SMV(memo, k, SM_SZ) || d / step + rows > SMV(memo, k, SM_ROWS))
+            continue;
+        return 1;
+    }
+    return 0;
+}
+
+/* Remember that every byte of rows [s0 + i * step, + sz), i < rows, has (v & mask) == want: an entry of
+ * the same rows' shape whose rows overlap or adjoin these grows to hold them (the threads of one kernel
+ * each leave a run of rows), else a new entry (over the oldest one when the memo is full). */
+static void memo_add(i64 *memo, i64 *ctr, i64 s0, i64 step, i64 sz, i64 rows, i64 mask, i64 want) {
+    i64 n = ctr[C_NMEMO];
+    for (i64 k = 0; k < n; k++) {
+        if (SMV(memo, k, SM_STEP) != step || SMV(memo, k, SM_SZ) != sz || SMV(memo, k, SM_MASK) != mask
+            || SMV(memo, k, SM_WANT) != want)
+            continue;
+        i64 d = s0 - SMV(memo, k, SM_S0);
+        if (d % step != 0)
+            continue;
+        i64 i0 = d / step, krows = SMV(memo, k, SM_ROWS);
+        if (i0 > krows || i0 + rows < 0)
+            continue;
+        i64 lo = imin(0, i0), hi = imax(krows, i0 + rows);
+        SMV(memo, k, SM_S0) += lo * step;
+        SMV(memo, k, SM_ROWS) = hi - lo;
+        return;
+    }
+    i64 k = n;
+    if (n < SM_CAP) {
+        ctr[C_NMEMO] = n + 1;
+    } else {
+        k = ctr[C_MEMO_NEXT];
+        ctr[C_MEMO_NEXT] = (k + 1) % SM_CAP;
+    }
+    SMV(memo, k, SM_S0) = s0;
+    SMV(memo, k, SM_STEP) = step;
+    SMV(memo, k, SM_SZ) = sz;
+    SMV(memo, k, SM_ROWS) = rows;
+    SMV(memo, k, SM_MASK) = mask;
+    SMV(memo, k, SM_WANT) = want;
+}
+
 #define SH uint8_t
 #define F(name) name##_u8
 #include "vsm_shadow.h"

@@ -72,6 +72,7 @@ typedef struct {
     i64 fd_cap;
     i64 *fd_hash;
     i64 fd_hash_len;
+    i64 *memo;                /* [SM_CAP, SM_COLS]: the strided memo (vsm_layout.py) */
 } qv_state;
 
 typedef struct {

@@ -54,8 +54,12 @@ CL_EVENT, CL_CKEY, CL_HOST, CL_SIZE, CL_NAME, CL_TYPE, CL_LOC, CL_OBJLO, CL_OBJH
 # counters (C_EPOCH: the event index of the last control event applied; accesses between two control
 # events are one epoch, e.g. the threads of one kernel, and a finding shows its lowest bad byte of
 # its first epoch, so that the thread that happened to run first does not change the report)
+# C_NMEMO, C_MEMO_NEXT: entries of the strided memo (below) and the slot it overwrites next when full;
+# C_STRIDED_FAST: strided rows settled without a pass over their blocks (their span's block bounds or the
+# memo decided them); C_STRIDED_ROWS: blocks of strided rows applied one by one (tests read both)
 (C_NLIVE, C_NENT, C_NALLOC, C_NFIND, C_GEN, C_DROPPED, C_LE_N, C_LE_LO, C_LE_HI, C_LE_E,
- C_WIN_KEY, C_WIN_DEV, C_WIN_GEN, C_NWIN, C_STOP, C_EPOCH, C_N) = range(17)
+ C_WIN_KEY, C_WIN_DEV, C_WIN_GEN, C_NWIN, C_STOP, C_EPOCH, C_NMEMO, C_MEMO_NEXT, C_STRIDED_FAST,
+ C_STRIDED_ROWS, C_N) = range(21)
 # finding table columns
 (F_KIND, F_RANK, F_DI, F_LOC, F_KX, F_ENTRY, F_CLAUSE, F_EVENT, F_HOST, F_DEV, F_SHADOW, F_BYTES, F_OCC,
  F_LASTEV, F_LASTHOST, F_WIDTH, F_ASIZE, F_RELEASE, F_NAME, F_OBJLO, F_OBJHI, F_EPOCH, F_N) = range(23)
@@ -72,3 +76,12 @@ CL_EVENT, CL_CKEY, CL_HOST, CL_SIZE, CL_NAME, CL_TYPE, CL_LOC, CL_OBJLO, CL_OBJH
 LOG_BLOCK = 12
 # bit maps: v -> (v & keep) | set, plus a copy of the OV bits into a CV (TO) or back (FROM)
 MAP_PLAIN, MAP_TO, MAP_FROM = 0, 1, 2
+
+# The strided memo: what the kernel knows of the shadow bytes under the strided rows it applied last.
+# An entry (SM_S0, SM_STEP, SM_SZ, SM_ROWS, SM_MASK, SM_WANT) says that every shadow byte v of rows
+# [s0 + i * step, s0 + i * step + sz), i < rows, has (v & mask) == want: a strided write whose bit map
+# changes no such byte, or a strided read of bits such bytes have, needs no pass over its rows. Every
+# change of shadow bytes drops the rows it touches from the entries (vsm_kernel.c memo_drop), so an
+# entry stays true; it is a cache: an empty memo only costs time.
+SM_S0, SM_STEP, SM_SZ, SM_ROWS, SM_MASK, SM_WANT, SM_COLS = range(7)
+SM_CAP = 32

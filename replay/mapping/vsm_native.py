@@ -30,7 +30,7 @@ LAYOUT_NAMES = ("SHIFT", "ADDR_MASK", "BIG", "CKEY_SHIFT", "OVV", "OVI", "K_ALLO
                 "D_TO", "D_FROM", "D_DELETE", "D_ASSOC", "D_DISASSOC", "A_WRITE", "M_NO_DATA", "M_MOTION",
                 "FK_UUM", "FK_STALE", "FK_OVERFLOW", "FK_SECTION", "FK_UNMAPPED", "KX_OBJECT", "MAP_PLAIN", "MAP_TO",
                 "MAP_FROM")
-TABLE_PREFIXES = ("CT_", "CL_", "EN_", "C_", "F_")
+TABLE_PREFIXES = ("CT_", "CL_", "EN_", "C_", "F_", "SM_")
 
 _P = ctypes.c_void_p
 _I = ctypes.c_int64
@@ -54,7 +54,7 @@ class Tables(ctypes.Structure):
 class State(ctypes.Structure):
     _fields_ = [("cl", _P), ("shadow", _P), ("blo", _P), ("bhi", _P), ("bcnt", _P), ("nblocks", _I), ("lgb", _I),
                 ("en", _P), ("lv_key", _P), ("lv_en", _P), ("al_lo", _P), ("al_hi", _P), ("ctr", _P), ("win", _P),
-                ("n_win", _I), ("fd", _P), ("fd_cap", _I), ("fd_hash", _P), ("fd_hash_len", _I)]
+                ("n_win", _I), ("fd", _P), ("fd_cap", _I), ("fd_hash", _P), ("fd_hash_len", _I), ("memo", _P)]
 
 
 class Watch(ctypes.Structure):

@@ -9,6 +9,8 @@ typedef struct {
     i64 *bhi;
     i64 *bcnt;
     i64 lgb;
+    i64 *memo;      /* the strided memo (vsm_kernel.c): every change of bytes drops what it says of them */
+    i64 *ctr;
 } F(shv);
 
 /* Apply a bit map to shadow bytes [s0, s1); (AND, OR) of the new values. */
@@ -118,6 +120,8 @@ static inline void F(map_range)(F(shv) s, i64 s0, i64 s1, i64 keep, i64 set_bits
         if (lb == ub) {
             i64 nv = fmap(lb, keep, set_bits, mode, shift);
             if (nv != lb) {
+                if (s.ctr[C_NMEMO])
+                    memo_drop(s.memo, s.ctr, s0, e);
                 if (full) {
                     s.blo[b] = nv;
                     s.bhi[b] = nv;
@@ -132,6 +136,8 @@ static inline void F(map_range)(F(shv) s, i64 s0, i64 s1, i64 keep, i64 set_bits
         } else if (!(mode == MAP_PLAIN && (unchanged(lb, ub, keep, set_bits)
                                            || F(bytes_unchanged)(s.shadow, s0, e, keep, set_bits)))) {
             /* (else no byte changes: a sweep rewriting what it wrote last time only reads the bytes) */
+            if (s.ctr[C_NMEMO])
+                memo_drop(s.memo, s.ctr, s0, e);
             F(map_bytes)(s.shadow, s0, e, keep, set_bits, mode, shift, &lo, &hi);
             if (full) {
                 s.blo[b] = lo;
@@ -166,8 +172,11 @@ static __attribute__((noinline)) void F(write_in_block)(F(shv) s, i64 s0, i64 s1
         return;
     }
     i64 lo, hi;
-    if (F(write_few)(s.shadow + s0, s1 - s0, keep, set_bits, &lo, &hi))
+    if (F(write_few)(s.shadow + s0, s1 - s0, keep, set_bits, &lo, &hi)) {
+        if (s.ctr[C_NMEMO])   /* (dropped after the write: the memo is not read in between) */
+            memo_drop(s.memo, s.ctr, s0, s1);
         F(partial_bounds)(s, b, s0, s1, lb, ub, lo, hi);   /* (a whole block written: its bounds recomputed) */
+    }
 }
 
 /* Whether every shadow byte in [s0, s1) has bit (a read finds its copy valid). */
@@ -511,6 +520,18 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
             cv = cv2;
             cv2 = tmp;
         }
+        if (inside && nblk > 1 && !(cv.lo <= key0 && key0 + span <= cv.hi)) {
+            /* a strided run in neither cached CV (the first after a control event): its CV looked up here,
+             * as the general path below would on its first block, so that the shortcuts below apply */
+            i64 li, e = find_live(st, key0, &li);
+            if (e >= 0 && key0 + span <= EN(st, e, EN_DEV) + EN(st, e, EN_SIZE)) {
+                cv2 = cv;
+                cv.lo = EN(st, e, EN_DEV);
+                cv.hi = cv.lo + EN(st, e, EN_SIZE);
+                cv.shadow = EN(st, e, EN_SHADOW);
+                cv.entry = e;
+            }
+        }
         if (inside && cv.lo <= key0 && key0 + span <= cv.hi) {
             i64 cvv = cv_valid(di), cvi = cv_init(di);
             i64 sb = cv.shadow + (key0 - cv.lo);
@@ -525,11 +546,20 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                         goto out;
                     }
                 }
-            } else if (!watching && span >> lgb <= nblk * ((sz >> lgb) + 1)
-                       && span_settled(blo, bhi, lgb, sb, sb + span, write, keep_dev, cvv | cvi, cvv)) {
-                /* the whole span at once when it has fewer shadow blocks than the run's blocks touch */
-                goto out;
             } else {
+                /* a strided run: settled at once when the strided memo says its rows already hold what a
+                 * write would set (or the valid bit a read needs), or when every shadow block of its span
+                 * does (when the span has fewer shadow blocks than the run's blocks touch); else its
+                 * blocks one by one, and the memo then remembers them */
+                i64 need = write ? ~keep_dev | cvv | cvi : cvv, want = write ? cvv | cvi : cvv;
+                if (!watching && (memo_covers(st->memo, ctr, sb, step, sz, nblk, need, want)
+                                  || (span >> lgb <= nblk * ((sz >> lgb) + 1)
+                                      && span_settled(blo, bhi, lgb, sb, sb + span, write, keep_dev, cvv | cvi,
+                                                      cvv)))) {
+                    ctr[C_STRIDED_FAST]++;
+                    goto out;
+                }
+                ctr[C_STRIDED_ROWS] += nblk;
                 int done = 1;
                 for (i64 blk = 0; blk < nblk; blk++) {
                     i64 s0 = sb + blk * step, s1 = s0 + sz, b0 = s0 >> lgb;
@@ -543,8 +573,10 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                         break;
                     }
                 }
-                if (done)
+                if (done) {
+                    memo_add(st->memo, ctr, sb, step, sz, nblk, need, want);
                     goto out;
+                }
             }
         }
     }
@@ -690,7 +722,7 @@ static void F(apply)(const qv_columns *cols, const qv_selection *sel, const qv_t
     const int64_t *blocks = cols->blocks;
     const i64 *rows = sel->rows;
     i64 *ctr = st->ctr;
-    F(shv) s = {(SH *)st->shadow, st->blo, st->bhi, st->bcnt, st->lgb};
+    F(shv) s = {(SH *)st->shadow, st->blo, st->bhi, st->bcnt, st->lgb, st->memo, st->ctr};
     i64 *blo = s.blo, *bhi = s.bhi;
     const i64 lgb = s.lgb, bsz = (i64)1 << lgb;
     const int watching = w->n_wa > 0;
@@ -733,6 +765,8 @@ static void F(apply)(const qv_columns *cols, const qv_selection *sel, const qv_t
                                  * common case, without the call */
                                 i64 lo, hi;
                                 if (F(write_few)(s.shadow + sb, sz, keep_dev, set, &lo, &hi)) {
+                                    if (ctr[C_NMEMO])
+                                        memo_drop(s.memo, ctr, sb, sb + sz);
                                     blo[b0] = lb & lo;
                                     bhi[b0] = ub | hi;
                                     s.bcnt[b0] += sz;
