@@ -498,48 +498,74 @@ static inline i64 fdiv(i64 a, i64 b) {   /* floor(a / b), b > 0 */
     return q * b > a ? q - 1 : q;
 }
 
-/* Shadow bytes [a, b) are about to change: drop the rows of every entry they touch (an entry keeps its
- * rows before and after them; when the memo is full, the larger of the two). */
-static __attribute__((noinline)) void memo_drop(i64 *memo, i64 *ctr, i64 a, i64 b) {
+/* Drop the rows of entry k that shadow bytes [a, b) touch (it keeps its rows before and after them; when
+ * the memo is full, the larger of the two): the index of the next entry to look at. */
+static i64 memo_cut(i64 *memo, i64 *ctr, i64 k, i64 a, i64 b) {
     i64 n = ctr[C_NMEMO];
-    for (i64 k = 0; k < n;) {
-        i64 p0 = SMV(memo, k, SM_S0), step = SMV(memo, k, SM_STEP), sz = SMV(memo, k, SM_SZ);
-        i64 rows = SMV(memo, k, SM_ROWS);
-        if (b <= p0 || a >= p0 + (rows - 1) * step + sz) {
-            k++;
-            continue;
-        }
-        /* rows i with p0 + i * step < b and p0 + i * step + sz > a */
-        i64 i_lo = imax(0, fdiv(a - p0 - sz, step) + 1), i_hi = imin(rows - 1, fdiv(b - p0 - 1, step));
-        if (i_lo > i_hi) {   /* [a, b) lies in the gaps between rows */
-            k++;
-            continue;
-        }
-        i64 before = i_lo, after = rows - 1 - i_hi;
-        if (before > 0 && after > 0 && n < SM_CAP) {
-            for (i64 col = 0; col < SM_COLS; col++)
-                SMV(memo, n, col) = SMV(memo, k, col);
-            SMV(memo, n, SM_S0) = p0 + (i_hi + 1) * step;
-            SMV(memo, n, SM_ROWS) = after;
-            n++;
-            after = 0;
-        }
-        if (before >= after && before > 0) {
-            SMV(memo, k, SM_ROWS) = before;
-            k++;
-        } else if (after > 0) {
-            SMV(memo, k, SM_S0) = p0 + (i_hi + 1) * step;
-            SMV(memo, k, SM_ROWS) = after;
-            k++;
-        } else {   /* nothing left: the last entry takes its slot */
-            n--;
-            for (i64 col = 0; col < SM_COLS; col++)
-                SMV(memo, k, col) = SMV(memo, n, col);
-        }
+    i64 p0 = SMV(memo, k, SM_S0), step = SMV(memo, k, SM_STEP), sz = SMV(memo, k, SM_SZ);
+    i64 rows = SMV(memo, k, SM_ROWS);
+    /* rows i with p0 + i * step < b and p0 + i * step + sz > a */
+    i64 i_lo = imax(0, fdiv(a - p0 - sz, step) + 1), i_hi = imin(rows - 1, fdiv(b - p0 - 1, step));
+    if (i_lo > i_hi)   /* [a, b) lies in the gaps between rows, or past them */
+        return k + 1;
+    i64 before = i_lo, after = rows - 1 - i_hi;
+    if (before > 0 && after > 0 && n < SM_CAP) {
+        for (i64 col = 0; col < SM_COLS; col++)
+            SMV(memo, n, col) = SMV(memo, k, col);
+        SMV(memo, n, SM_S0) = p0 + (i_hi + 1) * step;
+        SMV(memo, n, SM_ROWS) = after;
+        ctr[C_NMEMO] = ++n;
+        after = 0;
     }
-    ctr[C_NMEMO] = n;
+    if (before >= after && before > 0) {
+        SMV(memo, k, SM_ROWS) = before;
+        return k + 1;
+    }
+    if (after > 0) {
+        SMV(memo, k, SM_S0) = p0 + (i_hi + 1) * step;
+        SMV(memo, k, SM_ROWS) = after;
+        return k + 1;
+    }
+    /* nothing left: the last entry takes its slot (and is looked at next) */
+    ctr[C_NMEMO] = --n;
+    for (i64 col = 0; col < SM_COLS; col++)
+        SMV(memo, k, col) = SMV(memo, n, col);
     if (ctr[C_MEMO_NEXT] >= n)
         ctr[C_MEMO_NEXT] = 0;
+    return k;
+}
+
+/* Shadow bytes [a, b) are about to change: drop the rows of every entry they touch. */
+static __attribute__((noinline)) void memo_drop(i64 *memo, i64 *ctr, i64 a, i64 b) {
+    for (i64 k = 0; k < ctr[C_NMEMO];) {
+        i64 p0 = SMV(memo, k, SM_S0);
+        if (b <= p0 || a >= p0 + (SMV(memo, k, SM_ROWS) - 1) * SMV(memo, k, SM_STEP) + SMV(memo, k, SM_SZ))
+            k++;
+        else
+            k = memo_cut(memo, ctr, k, a, b);
+    }
+}
+
+/* The bytes of rows [s0 + i * step, + sz), i < rows, are about to change: drop the rows of every entry
+ * in their span, but for entries of the same step whose rows fall in the gaps between these (another
+ * field of the same array of structs). */
+static void memo_drop_strided(i64 *memo, i64 *ctr, i64 s0, i64 step, i64 sz, i64 rows) {
+    i64 a = s0, b = s0 + (rows - 1) * step + sz;
+    for (i64 k = 0; k < ctr[C_NMEMO];) {
+        i64 p0 = SMV(memo, k, SM_S0), ksz = SMV(memo, k, SM_SZ);
+        if (b <= p0 || a >= p0 + (SMV(memo, k, SM_ROWS) - 1) * SMV(memo, k, SM_STEP) + ksz) {
+            k++;
+            continue;
+        }
+        if (SMV(memo, k, SM_STEP) == step) {
+            i64 d = s0 - p0, r = d - fdiv(d, step) * step;   /* (s0 - p0) mod step, in [0, step) */
+            if (r >= ksz && step - r >= sz) {   /* these rows start past entry k's and end before its next */
+                k++;
+                continue;
+            }
+        }
+        k = memo_cut(memo, ctr, k, a, b);
+    }
 }
 
 /* Whether an entry says that every byte of rows [s0 + i * step, + sz), i < rows, has (v & need) == want. */

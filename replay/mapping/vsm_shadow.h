@@ -210,6 +210,68 @@ static inline void F(write_piece)(F(shv) s, i64 s0, i64 s1, i64 b0, int one, i64
         F(map_range)(s, s0, s1, keep, set_bits, MAP_PLAIN, 0);
 }
 
+/* The plain map (keep, set) on the rows [sb + i * step, + sz), i < rows, of a strided write (step > sz):
+ * a shadow block at a time. A block that the map leaves as it is (by its bounds) is skipped with all its
+ * rows; the rows inside a split block are written in one scalar pass and its bounds updated once (as
+ * map_range's partial_bounds would: exact again once that many bytes were written or the write reaches
+ * the block's end); a uniform block the map changes, and a row across a block edge, go to map_range.
+ * The strided memo loses what it says of these rows once, up front (memo_drop_strided), so map_range
+ * runs without it. */
+static __attribute__((noinline)) void F(write_strided)(F(shv) s, i64 sb, i64 step, i64 sz, i64 rows, i64 keep,
+                                                       i64 set_bits) {
+    if (s.ctr[C_NMEMO])
+        memo_drop_strided(s.memo, s.ctr, sb, step, sz, rows);
+    i64 no_memo[C_N] = {0};
+    F(shv) q = s;
+    q.ctr = no_memo;
+    i64 lgb = s.lgb, bsz = (i64)1 << lgb;
+    i64 i = 0;
+    while (i < rows) {
+        i64 s0 = sb + i * step, b = s0 >> lgb, bs = b << lgb, be = bs + bsz;
+        if (s0 + sz > be) {   /* a row across a block edge */
+            F(map_range)(q, s0, s0 + sz, keep, set_bits, MAP_PLAIN, 0);
+            i++;
+            continue;
+        }
+        i64 last = imin(rows - 1, (be - sz - sb) / step);   /* the last row inside block b */
+        i64 lb = s.blo[b], ub = s.bhi[b];
+        if (unchanged(lb, ub, keep, set_bits)) {
+            i = last + 1;
+            continue;
+        }
+        if (lb == ub) {   /* the first row splits the block; the others are written into the split block */
+            F(map_range)(q, s0, s0 + sz, keep, set_bits, MAP_PLAIN, 0);
+            i++;
+            continue;
+        }
+        i64 lo = -1, hi = 0, changed = 0;
+        for (i64 r = i; r <= last; r++) {
+            SH *a = s.shadow + sb + r * step;
+            for (i64 k = 0; k < sz; k++) {
+                i64 v = (i64)a[k], nv = (v & keep) | set_bits;
+                changed |= nv ^ v;
+                a[k] = (SH)nv;
+                lo &= nv;
+                hi |= nv;
+            }
+        }
+        if (changed) {
+            i64 nbytes = (last - i + 1) * sz, e = sb + last * step + sz;
+            if (e == be || s.bcnt[b] + nbytes >= bsz) {
+                F(bounds_bytes)(s.shadow, bs, be, &lo, &hi);
+                s.blo[b] = lo;
+                s.bhi[b] = hi;
+                s.bcnt[b] = 0;
+            } else {
+                s.blo[b] = lb & lo;
+                s.bhi[b] = ub | hi;
+                s.bcnt[b] += nbytes;
+            }
+        }
+        i = last + 1;
+    }
+}
+
 /* The state of shadow byte i. */
 static inline i64 F(value)(F(shv) s, i64 i) {
     i64 b = i >> s.lgb;
@@ -561,7 +623,9 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                 }
                 ctr[C_STRIDED_ROWS] += nblk;
                 int done = 1;
-                for (i64 blk = 0; blk < nblk; blk++) {
+                if (write && !watching)
+                    F(write_strided)(s, sb, step, sz, nblk, keep_dev, cvv | cvi);
+                else for (i64 blk = 0; blk < nblk; blk++) {
                     i64 s0 = sb + blk * step, s1 = s0 + sz, b0 = s0 >> lgb;
                     int one = (s1 - 1) >> lgb == b0;
                     if (write) {
