@@ -487,10 +487,11 @@ static __attribute__((noinline)) void overflow(const qv_tables *t, qv_state *st,
 }
 
 /* ---------------- the strided memo (SM_* in vsm_layout.py) ----------------
- * Entry k says: every shadow byte v of rows [s0 + i * step, s0 + i * step + sz), i < rows, has
- * (v & mask) == want. A strided row whose rows an entry covers, and whose check or bit map that entry
- * decides, costs O(entries) instead of a pass over its blocks; every change of shadow bytes goes through
- * memo_drop first, so an entry never claims a byte that changed since. */
+ * Entry k says: every shadow byte v of the rows [s0 + j * pstep + i * step, + sz), i < rows, j < planes,
+ * has (v & mask) == want (planes: the same run of rows repeated every pstep bytes, e.g. the interior
+ * rows of a 3-D grid's planes; one plane when planes is 1). A strided row whose rows an entry covers, and
+ * whose check or bit map that entry decides, costs O(entries) instead of a pass over its blocks; every
+ * change of shadow bytes goes through memo_drop first, so an entry never claims a byte that changed. */
 #define SMV(memo, k, col) ((memo)[(k) * SM_COLS + (col)])
 
 static inline i64 fdiv(i64 a, i64 b) {   /* floor(a / b), b > 0 */
@@ -498,66 +499,98 @@ static inline i64 fdiv(i64 a, i64 b) {   /* floor(a / b), b > 0 */
     return q * b > a ? q - 1 : q;
 }
 
-/* Drop the rows of entry k that shadow bytes [a, b) touch (it keeps its rows before and after them; when
- * the memo is full, the larger of the two): the index of the next entry to look at. */
-static i64 memo_cut(i64 *memo, i64 *ctr, i64 k, i64 a, i64 b) {
-    i64 n = ctr[C_NMEMO];
+/* The end of entry k's span (one past its last byte). */
+static inline i64 memo_end(const i64 *memo, i64 k) {
+    return SMV(memo, k, SM_S0) + (SMV(memo, k, SM_PLANES) - 1) * SMV(memo, k, SM_PSTEP)
+           + (SMV(memo, k, SM_ROWS) - 1) * SMV(memo, k, SM_STEP) + SMV(memo, k, SM_SZ);
+}
+
+/* The units (rows of a one-plane entry, planes of the others) u_lo..u_hi of entry k that shadow bytes
+ * [a, b) touch; 0 when they touch none (they fall in the gaps between rows). */
+static int memo_touched(const i64 *memo, i64 k, i64 a, i64 b, i64 *u_lo, i64 *u_hi) {
     i64 p0 = SMV(memo, k, SM_S0), step = SMV(memo, k, SM_STEP), sz = SMV(memo, k, SM_SZ);
-    i64 rows = SMV(memo, k, SM_ROWS);
+    i64 rows = SMV(memo, k, SM_ROWS), planes = SMV(memo, k, SM_PLANES), pstep = SMV(memo, k, SM_PSTEP);
+    if (planes > 1) {
+        i64 phull = (rows - 1) * step + sz;
+        i64 j_lo = imax(0, fdiv(a - p0 - phull, pstep) + 1), j_hi = imin(planes - 1, fdiv(b - p0 - 1, pstep));
+        if (j_lo > j_hi)
+            return 0;
+        *u_lo = j_lo;
+        *u_hi = j_hi;
+        if (j_lo < j_hi)
+            return 1;
+        p0 += j_lo * pstep;   /* one plane: do [a, b) touch its rows? */
+    }
     /* rows i with p0 + i * step < b and p0 + i * step + sz > a */
     i64 i_lo = imax(0, fdiv(a - p0 - sz, step) + 1), i_hi = imin(rows - 1, fdiv(b - p0 - 1, step));
-    if (i_lo > i_hi)   /* [a, b) lies in the gaps between rows, or past them */
+    if (i_lo > i_hi)
+        return 0;
+    if (planes == 1) {
+        *u_lo = i_lo;
+        *u_hi = i_hi;
+    }
+    return 1;
+}
+
+/* Drop the units of entry k that shadow bytes [a, b) touch (it keeps its units before and after them;
+ * when the memo is full, the larger of the two): the index of the next entry to look at. */
+static i64 memo_cut(i64 *memo, i64 *ctr, i64 k, i64 a, i64 b) {
+    i64 u_lo, u_hi;
+    if (!memo_touched(memo, k, a, b, &u_lo, &u_hi))
         return k + 1;
-    i64 before = i_lo, after = rows - 1 - i_hi;
+    i64 n = ctr[C_NMEMO];
+    int by_plane = SMV(memo, k, SM_PLANES) > 1;
+    i64 col = by_plane ? SM_PLANES : SM_ROWS, unit = by_plane ? SMV(memo, k, SM_PSTEP) : SMV(memo, k, SM_STEP);
+    i64 p0 = SMV(memo, k, SM_S0), units = SMV(memo, k, col);
+    i64 before = u_lo, after = units - 1 - u_hi;
     if (before > 0 && after > 0 && n < SM_CAP) {
-        for (i64 col = 0; col < SM_COLS; col++)
-            SMV(memo, n, col) = SMV(memo, k, col);
-        SMV(memo, n, SM_S0) = p0 + (i_hi + 1) * step;
-        SMV(memo, n, SM_ROWS) = after;
+        for (i64 c = 0; c < SM_COLS; c++)
+            SMV(memo, n, c) = SMV(memo, k, c);
+        SMV(memo, n, SM_S0) = p0 + (u_hi + 1) * unit;
+        SMV(memo, n, col) = after;
         ctr[C_NMEMO] = ++n;
         after = 0;
     }
     if (before >= after && before > 0) {
-        SMV(memo, k, SM_ROWS) = before;
+        SMV(memo, k, col) = before;
         return k + 1;
     }
     if (after > 0) {
-        SMV(memo, k, SM_S0) = p0 + (i_hi + 1) * step;
-        SMV(memo, k, SM_ROWS) = after;
+        SMV(memo, k, SM_S0) = p0 + (u_hi + 1) * unit;
+        SMV(memo, k, col) = after;
         return k + 1;
     }
     /* nothing left: the last entry takes its slot (and is looked at next) */
     ctr[C_NMEMO] = --n;
-    for (i64 col = 0; col < SM_COLS; col++)
-        SMV(memo, k, col) = SMV(memo, n, col);
+    for (i64 c = 0; c < SM_COLS; c++)
+        SMV(memo, k, c) = SMV(memo, n, c);
     if (ctr[C_MEMO_NEXT] >= n)
         ctr[C_MEMO_NEXT] = 0;
     return k;
 }
 
-/* Shadow bytes [a, b) are about to change: drop the rows of every entry they touch. */
+/* Shadow bytes [a, b) are about to change: drop the units of every entry they touch. */
 static __attribute__((noinline)) void memo_drop(i64 *memo, i64 *ctr, i64 a, i64 b) {
     for (i64 k = 0; k < ctr[C_NMEMO];) {
-        i64 p0 = SMV(memo, k, SM_S0);
-        if (b <= p0 || a >= p0 + (SMV(memo, k, SM_ROWS) - 1) * SMV(memo, k, SM_STEP) + SMV(memo, k, SM_SZ))
+        if (b <= SMV(memo, k, SM_S0) || a >= memo_end(memo, k))
             k++;
         else
             k = memo_cut(memo, ctr, k, a, b);
     }
 }
 
-/* The bytes of rows [s0 + i * step, + sz), i < rows, are about to change: drop the rows of every entry
- * in their span, but for entries of the same step whose rows fall in the gaps between these (another
- * field of the same array of structs). */
+/* The bytes of rows [s0 + i * step, + sz), i < rows, are about to change: drop the units of every entry
+ * in their span, but for entries of the same step (and planes a whole number of steps apart) whose rows
+ * fall in the gaps between these (another field of the same array of structs). */
 static void memo_drop_strided(i64 *memo, i64 *ctr, i64 s0, i64 step, i64 sz, i64 rows) {
     i64 a = s0, b = s0 + (rows - 1) * step + sz;
     for (i64 k = 0; k < ctr[C_NMEMO];) {
         i64 p0 = SMV(memo, k, SM_S0), ksz = SMV(memo, k, SM_SZ);
-        if (b <= p0 || a >= p0 + (SMV(memo, k, SM_ROWS) - 1) * SMV(memo, k, SM_STEP) + ksz) {
+        if (b <= p0 || a >= memo_end(memo, k)) {
             k++;
             continue;
         }
-        if (SMV(memo, k, SM_STEP) == step) {
+        if (SMV(memo, k, SM_STEP) == step && (SMV(memo, k, SM_PLANES) == 1 || SMV(memo, k, SM_PSTEP) % step == 0)) {
             i64 d = s0 - p0, r = d - fdiv(d, step) * step;   /* (s0 - p0) mod step, in [0, step) */
             if (r >= ksz && step - r >= sz) {   /* these rows start past entry k's and end before its next */
                 k++;
@@ -576,21 +609,31 @@ static int memo_covers(const i64 *memo, const i64 *ctr, i64 s0, i64 step, i64 sz
             || (SMV(memo, k, SM_WANT) & need) != want)
             continue;
         i64 d = s0 - SMV(memo, k, SM_S0);
-        if (d < 0 || d % step + sz > SMV(memo, k, SM_SZ) || d / step + rows > SMV(memo, k, SM_ROWS))
+        if (d < 0)
+            continue;
+        if (SMV(memo, k, SM_PLANES) > 1) {   /* the rows must lie in one plane */
+            i64 j = d / SMV(memo, k, SM_PSTEP);
+            if (j >= SMV(memo, k, SM_PLANES))
+                continue;
+            d -= j * SMV(memo, k, SM_PSTEP);
+        }
+        if (d % step + sz > SMV(memo, k, SM_SZ) || d / step + rows > SMV(memo, k, SM_ROWS))
             continue;
         return 1;
     }
     return 0;
 }
 
-/* Remember that every byte of rows [s0 + i * step, + sz), i < rows, has (v & mask) == want: an entry of
- * the same rows' shape whose rows overlap or adjoin these grows to hold them (the threads of one kernel
- * each leave a run of rows), else a new entry (over the oldest one when the memo is full). */
+/* Remember that every byte of rows [s0 + i * step, + sz), i < rows, has (v & mask) == want. They join an
+ * entry of the same shape when they can: a one-plane entry whose rows they overlap or adjoin grows (the
+ * threads of one kernel each leave a run of rows); an entry of the same run of rows one plane before or
+ * after them (at most twice their span away: a 3-D grid's next plane) gets one more plane. Else a new
+ * entry (over the oldest one when the memo is full). */
 static void memo_add(i64 *memo, i64 *ctr, i64 s0, i64 step, i64 sz, i64 rows, i64 mask, i64 want) {
-    i64 n = ctr[C_NMEMO];
+    i64 n = ctr[C_NMEMO], hull = (rows - 1) * step + sz;
     for (i64 k = 0; k < n; k++) {
         if (SMV(memo, k, SM_STEP) != step || SMV(memo, k, SM_SZ) != sz || SMV(memo, k, SM_MASK) != mask
-            || SMV(memo, k, SM_WANT) != want)
+            || SMV(memo, k, SM_WANT) != want || SMV(memo, k, SM_PLANES) != 1)
             continue;
         i64 d = s0 - SMV(memo, k, SM_S0);
         if (d % step != 0)
@@ -603,6 +646,28 @@ static void memo_add(i64 *memo, i64 *ctr, i64 s0, i64 step, i64 sz, i64 rows, i6
         SMV(memo, k, SM_ROWS) = hi - lo;
         return;
     }
+    for (i64 k = 0; k < n; k++) {
+        if (SMV(memo, k, SM_STEP) != step || SMV(memo, k, SM_SZ) != sz || SMV(memo, k, SM_MASK) != mask
+            || SMV(memo, k, SM_WANT) != want || SMV(memo, k, SM_ROWS) != rows)
+            continue;
+        i64 p0 = SMV(memo, k, SM_S0), planes = SMV(memo, k, SM_PLANES), pstep = SMV(memo, k, SM_PSTEP);
+        if (planes == 1) {
+            i64 d = s0 - p0, ad = d < 0 ? -d : d;
+            if (ad < hull || ad > 2 * hull)
+                continue;
+            SMV(memo, k, SM_PSTEP) = ad;
+            SMV(memo, k, SM_PLANES) = 2;
+            if (d < 0)
+                SMV(memo, k, SM_S0) = s0;
+            return;
+        }
+        if (s0 == p0 + planes * pstep || s0 == p0 - pstep) {
+            SMV(memo, k, SM_PLANES) = planes + 1;
+            if (s0 < p0)
+                SMV(memo, k, SM_S0) = s0;
+            return;
+        }
+    }
     i64 k = n;
     if (n < SM_CAP) {
         ctr[C_NMEMO] = n + 1;
@@ -614,6 +679,8 @@ static void memo_add(i64 *memo, i64 *ctr, i64 s0, i64 step, i64 sz, i64 rows, i6
     SMV(memo, k, SM_STEP) = step;
     SMV(memo, k, SM_SZ) = sz;
     SMV(memo, k, SM_ROWS) = rows;
+    SMV(memo, k, SM_PSTEP) = 0;
+    SMV(memo, k, SM_PLANES) = 1;
     SMV(memo, k, SM_MASK) = mask;
     SMV(memo, k, SM_WANT) = want;
 }

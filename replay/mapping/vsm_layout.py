@@ -78,10 +78,11 @@ LOG_BLOCK = 12
 MAP_PLAIN, MAP_TO, MAP_FROM = 0, 1, 2
 
 # The strided memo: what the kernel knows of the shadow bytes under the strided rows it applied last.
-# An entry (SM_S0, SM_STEP, SM_SZ, SM_ROWS, SM_MASK, SM_WANT) says that every shadow byte v of rows
-# [s0 + i * step, s0 + i * step + sz), i < rows, has (v & mask) == want: a strided write whose bit map
-# changes no such byte, or a strided read of bits such bytes have, needs no pass over its rows. Every
-# change of shadow bytes drops the rows it touches from the entries (vsm_kernel.c memo_drop), so an
-# entry stays true; it is a cache: an empty memo only costs time.
-SM_S0, SM_STEP, SM_SZ, SM_ROWS, SM_MASK, SM_WANT, SM_COLS = range(7)
+# An entry (SM_S0, SM_STEP, SM_SZ, SM_ROWS, SM_PSTEP, SM_PLANES, SM_MASK, SM_WANT) says that every shadow
+# byte v of the rows [s0 + j * pstep + i * step, + sz), i < rows, j < planes, has (v & mask) == want
+# (planes: the same run of rows every pstep bytes, e.g. the interior rows of a 3-D grid's planes): a
+# strided write whose bit map changes no such byte, or a strided read of bits such bytes have, needs no
+# pass over its rows. Every change of shadow bytes drops the rows (or planes) it touches from the entries
+# (vsm_kernel.c memo_drop), so an entry stays true; it is a cache: an empty memo only costs time.
+SM_S0, SM_STEP, SM_SZ, SM_ROWS, SM_PSTEP, SM_PLANES, SM_MASK, SM_WANT, SM_COLS = range(9)
 SM_CAP = 32

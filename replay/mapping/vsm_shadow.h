@@ -13,36 +13,39 @@ typedef struct {
     i64 *ctr;
 } F(shv);
 
-/* Apply a bit map to shadow bytes [s0, s1); (AND, OR) of the new values. */
+/* Apply a bit map to shadow bytes [s0, s1); (AND, OR) of the new values. In the shadow's own width, so
+ * that it vectorises (a copy-out of a big array maps every byte of its split blocks): every bit a map
+ * sets or moves is a bit of this shadow type (the OV bits moved to or from a device's CV bits). */
 static void F(map_bytes)(SH *a, i64 s0, i64 s1, i64 keep, i64 set_bits, i64 mode, i64 shift, i64 *lo_out,
                          i64 *hi_out) {
-    i64 lo = -1, hi = 0;
+    SH k = (SH)keep, set = (SH)set_bits, ov = (SH)(OVV | OVI), lo = (SH)-1, hi = 0;
     if (mode == MAP_TO) {
         for (i64 i = s0; i < s1; i++) {
-            i64 v = (i64)a[i];
-            v = (v & keep) | set_bits | (i64)((uint64_t)(v & (OVV | OVI)) << shift);
-            a[i] = (SH)v;
+            SH v = a[i];
+            v = (SH)((v & k) | set | (SH)((v & ov) << shift));
+            a[i] = v;
             lo &= v;
             hi |= v;
         }
     } else if (mode == MAP_FROM) {
         for (i64 i = s0; i < s1; i++) {
-            i64 v = (i64)a[i];
-            v = (v & keep) | set_bits | ((v >> shift) & (OVV | OVI));
-            a[i] = (SH)v;
+            SH v = a[i];
+            v = (SH)((v & k) | set | ((v >> shift) & ov));
+            a[i] = v;
             lo &= v;
             hi |= v;
         }
     } else {
         for (i64 i = s0; i < s1; i++) {
-            i64 v = ((i64)a[i] & keep) | set_bits;
-            a[i] = (SH)v;
+            SH v = (SH)((a[i] & k) | set);
+            a[i] = v;
             lo &= v;
             hi |= v;
         }
     }
-    *lo_out = lo;
-    *hi_out = hi;
+    /* the AND of no bytes is all ones (-1 as int64) */
+    *lo_out = s1 > s0 ? (i64)lo : -1;
+    *hi_out = (i64)hi;
 }
 
 /* Whether the plain map (keep, set) leaves every shadow byte in [s0, s1) as it is: a byte v is
@@ -244,19 +247,33 @@ static __attribute__((noinline)) void F(write_strided)(F(shv) s, i64 sb, i64 ste
             i++;
             continue;
         }
-        i64 lo = -1, hi = 0, changed = 0;
-        for (i64 r = i; r <= last; r++) {
-            SH *a = s.shadow + sb + r * step;
-            for (i64 k = 0; k < sz; k++) {
-                i64 v = (i64)a[k], nv = (v & keep) | set_bits;
-                changed |= nv ^ v;
-                a[k] = (SH)nv;
-                lo &= nv;
-                hi |= nv;
+        i64 lo = -1, hi = 0, nbytes = 0;
+        if (sz > 64) {   /* long rows: the vectorised read-only check first (a sweep rewriting its rows) */
+            for (i64 r = i; r <= last; r++) {
+                i64 r0 = sb + r * step, l, h;
+                if (F(bytes_unchanged)(s.shadow, r0, r0 + sz, keep, set_bits))
+                    continue;
+                F(map_bytes)(s.shadow, r0, r0 + sz, keep, set_bits, MAP_PLAIN, 0, &l, &h);
+                lo &= l;
+                hi |= h;
+                nbytes += sz;
+            }
+        } else {
+            for (i64 r = i; r <= last; r++) {
+                SH *a = s.shadow + sb + r * step;
+                i64 changed = 0;
+                for (i64 k = 0; k < sz; k++) {
+                    i64 v = (i64)a[k], nv = (v & keep) | set_bits;
+                    changed |= nv ^ v;
+                    a[k] = (SH)nv;
+                    lo &= nv;
+                    hi |= nv;
+                }
+                nbytes += changed ? sz : 0;
             }
         }
-        if (changed) {
-            i64 nbytes = (last - i + 1) * sz, e = sb + last * step + sz;
+        if (nbytes) {
+            i64 e = sb + last * step + sz;
             if (e == be || s.bcnt[b] + nbytes >= bsz) {
                 F(bounds_bytes)(s.shadow, bs, be, &lo, &hi);
                 s.blo[b] = lo;

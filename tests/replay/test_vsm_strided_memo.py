@@ -172,6 +172,34 @@ def test_rows_of_the_same_stride_on_another_device_drop_the_rows_they_overlap():
     assert counts[0] >= 1
 
 
+def test_planes_of_interior_rows_are_one_entry_and_a_change_in_one_plane_is_seen():
+    """A 3-D grid of 20 planes of 8 rows of 64 bytes; a sweep writes the interior (bytes 4..59 of rows
+    1..6) of planes 1..18 a plane at a time, two threads interleaved (1, 10, 2, 11, ...): the next sweep
+    is settled at once. A host write into plane 5 makes exactly its 4 bytes stale on the device, and the
+    sweep after it applies plane 5 row by row again (only it)."""
+    planes, rows, row, psize = 20, 8, 64, 8 * 64
+    b = LogBuilder()
+    c = mapped(b, copy_in=False, rows=planes * rows, stride=row)
+    order = [p for pair in zip(range(1, 10), range(10, 19)) for p in pair]
+
+    def sweep(line: int, write: bool = True) -> None:
+        for p in order:
+            b.access(DEV0 + p * psize + row + 4, 56, write=write, device=0, construct=c, site=site(line),
+                     stride=row, blocks=rows - 2, width=4)
+
+    sweep(10)
+    sweep(11)                                                            # settled: 18 rows at once
+    b.access(HOST + 5 * psize + 3 * row + 10, 4, write=True, site=site(12))
+    sweep(13, write=False)                                               # plane 5 is not settled
+    sweep(14)
+    sweep(15, write=False)
+    found, counts = replay(b)
+    bad = 5 * psize + 3 * row + 10
+    assert found == [("stale", bad, bad + 3, 4, 1, line_of(b, 13))]
+    # row by row: the first sweep, plane 5 read and rewritten; at once: the rest
+    assert counts == (18 + 17 + 17 + 18, (18 + 2) * (rows - 2))
+
+
 def test_more_field_patterns_than_the_memo_holds():
     """SM_CAP + 8 fields of a wide struct written, one of them changed on the host, all read twice,
     the last written first: the memo holds the last SM_CAP (those reads are settled at once); entries
@@ -217,6 +245,9 @@ aos_op = st.one_of(
     st.tuples(st.just("hstride"), st.integers(0, 5), row_run, st.sampled_from([2, 3])),
     st.tuples(st.just("dense"), st.integers(0, R * STRIDE - 1), st.integers(1, 64), st.booleans()),
     st.tuples(st.just("update"), st.booleans(), st.integers(0, R - 1), st.integers(1, R)),
+    # the inner rows 1..6 of a "plane" of 8 rows (one run of rows every 8 rows: planes merge)
+    st.tuples(st.just("plane"), st.integers(0, 5), st.integers(0, R // 8 - 1), st.booleans()),
+    st.tuples(st.just("plane"), st.integers(0, 5), st.integers(0, R // 8 - 1), st.booleans()),
 )
 
 
@@ -230,6 +261,9 @@ def build_aos(ops: list, copy_in: bool) -> dict[str, np.ndarray]:
             n = min(n, R - first)
             if n >= 2:
                 field(b, c, 10 + f, 8 * f, write=write, first=first, rows=n, size=width)
+        elif o[0] == "plane":
+            _, f, plane, write = o
+            field(b, c, 16 + f, 8 * f, write=write, first=plane * 8 + 1, rows=6)
         elif o[0] == "host":
             _, off, n, write = o
             b.access(HOST + off, min(n, size - off), write=write, site=site(20))
