@@ -56,7 +56,13 @@ not even paged in), so copies, allocations and whole-array accesses cost O(block
 block whose lower bound has the valid bit is O(1), and what is left runs as vectorised slice loops. The
 common row (a one-block device access in one of the two last-used device copies) is settled by a small
 loop that keeps its values in registers; every other row goes through one out-of-line function. ``loc``/``id``/``aux`` of a streamed batch
-are read only when one of its rows produces a finding or an overflow.
+are read only when one of its rows produces a finding or an overflow. A strided row inside one device
+copy is settled without a pass over its blocks when the shadow blocks of its span decide it, or when
+the *strided memo* (``vsm_layout.SM_*``: runs of rows, or planes of runs of rows, whose bytes are known
+to hold some bits, dropped row by row as bytes change) says its rows already hold what it writes or
+the valid bit it reads: a kernel sweeping the same rows again costs O(1) per record instead of
+O(rows). Else its rows are applied a shadow block at a time and remembered. ``strided_counts`` counts
+both. Detections are the same as block by block (the oracle checks it).
 """
 
 from __future__ import annotations
