@@ -1,6 +1,6 @@
 /* parallel sections: one section offloads a kernel that reads a, the other writes a on the host and
  * copies it to the device with `target update`. Nothing orders the two sections.
- * (The handshake only makes sure two threads run the sections; it orders neither operation.) */
+ * (The handshake only makes sure two threads run the sections; it orders neither: a kernel after the host's writes reads stale data.) */
 #include <stdio.h>
 #define N 1024
 static int arrived[2];
@@ -24,7 +24,7 @@ int main(void) {
       {
         meet(0);
 #pragma omp target
-        for (int i = 0; i < N; i++) r[i] = 2.0 * a[i]; /* expect data-race a */
+        for (int i = 0; i < N; i++) r[i] = 2.0 * a[i]; /* expect data-race a */ /* may use-of-stale-data a */
       }
 #pragma omp section
       {
