@@ -226,7 +226,7 @@ def same_bytes_as_per_access(record_c, src: Path, opt: str, racing_first_read: b
 NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
 NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
                "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose",
-               "redblack", "collapse2_rect", "collapse2_int_window", "columns_step"]
+               "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -401,7 +401,7 @@ def test_nest_shapes_record_the_same_bytes_as_per_access(record_c, name, opt):
     assert findings(runs["range"].log, src) == expected(src)
 
 
-OVERLAPPING_READS = {"box27", "blur_int", "collapse2_int_window"}  # per access, a byte read by several points' neighbourhoods counts once per read
+OVERLAPPING_READS = {"box27", "blur_int", "collapse2_int_window", "window_loops"}  # per access, a byte read by several points' neighbourhoods counts once per read
 
 
 def test_race_on_a_collapse3_nest_record_is_the_per_access_race(record_c):
@@ -472,6 +472,21 @@ def test_tall_narrow_grid_records_per_chunk_not_per_row(record_c):
     threads = acc["thread"].n_unique()
     assert len(acc) <= 8 * threads * sweeps
     assert int(explode_blocks(acc.filter(pl.col("write")))["bytes"].sum()) == sweeps * (rows - 2) * 6 * 4
+
+
+def test_window_loops_in_the_row_loop_are_one_box_record_per_row(record_c):
+    """-O1 keeps a 9-point window's two loops of 3 inside the row loop: over the row loop the window's
+    rows grow into 3 whole rows of the grid (a box of one dimension), one nest record per grid row
+    (schedule(static, 1): a thread's chunk is one row) instead of one strided record of 3 rows per
+    point. Its bytes and finding are per access's (test_nest_shapes_record_the_same_bytes_as_per_access)."""
+    src = NESTS / "window_loops.c"
+    assert [k for k, _ in nest_calls(device_ir(src, "-O1"))] == ["load", "load"]
+    n = 48
+    run = record_c(src, args=[str(n)], opt="-O1")
+    assert run.returncode == 0, run.stderr
+    reads = run.open().accesses.filter((pl.col("side") == "device") & ~pl.col("write"))
+    assert len(reads) <= 2 * (n - 2)  # two sweeps, at most one record per row (before: (n - 2)^2 per sweep)
+    assert findings(run.log, src) == expected(src)
 
 
 def device_write_lines(log_run, src: Path) -> set[int]:

@@ -786,15 +786,38 @@ public:
       } else {
         return;
       }
-      if (K < kMaxDepth) continue;
+      if (K + 1 < kMaxDepth) continue;
+      // K == kMaxDepth - 1: the last of the inner levels, a box too when it is one (a 9-point window
+      // summed in two loops of 3 inside the row loop, -O1): that level's range holds only when its rows
+      // touch (a run-time check), else each point of the row loop made a strided record of 3 rows
+      bool Inner = K + 1 == kMaxDepth;
       Need = PH;
       bool Inv = SE.isLoopInvariant(Base, L) && isSafeHere(Base, PH);
       for (auto &[St, N] : Seg)
         Inv = Inv && St->getType() == IntPtr && SE.isLoopInvariant(St, L) && SE.isLoopInvariant(N, L) &&
               isSafeHere(St, PH) && isSafeHere(N, PH);
-      if (!Inv) return;
-      std::optional<Access::BoxLevel> Bx = box(Base, Seg, A.Bytes);
-      if (!Bx) return;
+      if (!Inv) {
+        if (Inner) continue;
+        return;
+      }
+      bool Merged = false;
+      std::optional<Access::BoxLevel> Bx = box(Base, Seg, A.Bytes, &Merged);
+      if (!Bx) {
+        if (Inner) continue;
+        return;
+      }
+      if (Inner) {
+        // only a window over the loop (two loops of one step): a plain 3-deep nest keeps its strided
+        // records per plane, which the tracer merges and drops between neighbouring loads far better
+        // than one record of the whole chunk per load (box27 at -O2: 2x the rows)
+        if (!Merged) continue;
+        if (Bx->Dims.empty()) continue; // one interval: the level's own range is exact whenever it holds
+        if (std::getenv("QUIVER_RANGE_DEBUG"))
+          errs() << "quiver-range: " << *A.I << " box level " << K << " (inner) row " << *Bx->RowBytes << " at "
+                 << *Bx->P << ", " << Bx->Dims.size() << " dimensions\n";
+        A.Box[K] = *Bx;
+        continue;
+      }
       // the hull (the check of loads against stores): each dimension adds min(0, (n-1) s) .. max(0, (n-1) s)
       const SCEV *Lo = Bx->P, *Hi = SE.getAddExpr(Bx->P, Bx->RowBytes);
       for (auto &[St, N] : Bx->Dims) {
@@ -821,7 +844,7 @@ public:
   /// around, equal steps summed, zero steps dropped; constant steps up to Bytes (in increasing order)
   /// grow the row, which stays one interval; at most 3 dimensions remain.
   std::optional<Access::BoxLevel> box(const SCEV *Base, ArrayRef<std::pair<const SCEV *, const SCEV *>> Seg,
-                                      unsigned Bytes) {
+                                      unsigned Bytes, bool *Merged = nullptr) {
     const SCEV *One = SE.getOne(IntPtr);
     SmallVector<std::pair<const SCEV *, const SCEV *>, kMaxBoxDepth> G; // (step, positions), innermost first
     for (auto [St, N] : Seg) {
@@ -831,8 +854,12 @@ public:
         St = SE.getNegativeSCEV(St);
       }
       auto It = llvm::find_if(G, [&](auto &P) { return P.first == St; });
-      if (It != G.end()) It->second = SE.getMinusSCEV(SE.getAddExpr(It->second, N), One);
-      else G.push_back({St, N});
+      if (It != G.end()) {
+        It->second = SE.getMinusSCEV(SE.getAddExpr(It->second, N), One);
+        if (Merged) *Merged = true;
+      } else {
+        G.push_back({St, N});
+      }
     }
     const SCEV *Row = SE.getConstant(IntPtr, Bytes);
     unsigned Width = Bytes;
