@@ -86,3 +86,8 @@ MAP_PLAIN, MAP_TO, MAP_FROM = 0, 1, 2
 # (vsm_kernel.c memo_drop), so an entry stays true; it is a cache: an empty memo only costs time.
 SM_S0, SM_STEP, SM_SZ, SM_ROWS, SM_PSTEP, SM_PLANES, SM_MASK, SM_WANT, SM_COLS = range(9)
 SM_CAP = 32
+# Strided rows of fewer blocks neither ask nor feed the memo: their own blocks cost less than a look at
+# every entry, and a stream of them (the tracer's short strided runs of a conditional store's scattered
+# elements: 2-4 blocks) filled the memo with entries nothing reuses, so every row then paid for 32 (the
+# VSM at 1.7 M events/s on bench/unseen3/masked.c). Loop nests' records have a row per iteration of a loop.
+SM_MIN_ROWS = 5

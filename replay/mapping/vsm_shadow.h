@@ -631,7 +631,8 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                  * does (when the span has fewer shadow blocks than the run's blocks touch); else its
                  * blocks one by one, and the memo then remembers them */
                 i64 need = write ? ~keep_dev | cvv | cvi : cvv, want = write ? cvv | cvi : cvv;
-                if (!watching && (memo_covers(st->memo, ctr, sb, step, sz, nblk, need, want)
+                int memo = nblk >= SM_MIN_ROWS;
+                if (!watching && ((memo && memo_covers(st->memo, ctr, sb, step, sz, nblk, need, want))
                                   || (span >> lgb <= nblk * ((sz >> lgb) + 1)
                                       && span_settled(blo, bhi, lgb, sb, sb + span, write, keep_dev, cvv | cvi,
                                                       cvv)))) {
@@ -655,7 +656,8 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                     }
                 }
                 if (done) {
-                    memo_add(st->memo, ctr, sb, step, sz, nblk, need, want);
+                    if (memo)
+                        memo_add(st->memo, ctr, sb, step, sz, nblk, need, want);
                     goto out;
                 }
             }

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from oracle import oracle_detections
 from quiver.formats import ConstructKind, DataOpKind, LogBuilder, MapType, read_log
 from quiver.replay.mapping.vsm import replay_log, run_vsm
-from quiver.replay.mapping.vsm_layout import LOG_BLOCK, SM_CAP
+from quiver.replay.mapping.vsm_layout import LOG_BLOCK, SM_CAP, SM_MIN_ROWS
 
 HOST, DEV0, DEV1 = 0x100000, 0x800000, 0xC00000
 STRIDE = 48                    # struct { double x, y, z, vx, vy, vz; }: a field is 8 bytes every 48
@@ -290,3 +290,24 @@ def build_aos(ops: list, copy_in: bool) -> dict[str, np.ndarray]:
 def test_random_field_accesses_match_the_oracle(ops, copy_in, lgb):
     cols = build_aos(ops, copy_in)
     assert run_vsm(cols, log_block=lgb).detections == oracle_detections(cols)
+
+
+def test_short_strided_rows_are_applied_block_by_block_and_leave_the_memo_alone():
+    """A conditional store leaves the tracer's short strided runs (2-4 elements a few apart) all over an
+    array: they neither ask the memo nor feed it (SM_MIN_ROWS), since a stream of them filled it with
+    entries nothing reuses and every row then paid for all of them. Rewriting the same short rows is
+    applied block by block (no shortcut), a long field after them still is settled at once, and the
+    findings are the oracle's: the one element the short rows never wrote is read uninitialised."""
+    b = LogBuilder()
+    c = mapped(b, copy_in=False, rows=ROWS, stride=STRIDE)
+    starts = [r for r in range(0, ROWS - 4, 5) if r != 100]
+    for line in (10, 11):                                    # the same short rows, twice
+        for r in starts:
+            field(b, c, line, 16, write=True, first=r, rows=4)
+    field(b, c, 12, 40, write=True)
+    field(b, c, 13, 40, write=True)                          # a long field: settled by the memo
+    b.access(DEV0 + 100 * STRIDE + 16, 8, device=0, construct=c, site=site(14))
+    found, counts = replay(b)
+    assert found == [("uum", 100 * STRIDE + 16, 100 * STRIDE + 23, 8, 1, line_of(b, 14))]
+    assert SM_MIN_ROWS > 4
+    assert counts == (1, 2 * len(starts) * 4 + ROWS)     # (with the memo: the second pass settled at once)
