@@ -213,6 +213,43 @@ static inline void F(write_piece)(F(shv) s, i64 s0, i64 s1, i64 b0, int one, i64
         F(map_range)(s, s0, s1, keep, set_bits, MAP_PLAIN, 0);
 }
 
+/* The plain map (keep, set) on rows r0..r1 of shadow elements [a + r * step, + sz) whose bytes are a whole
+ * number of 64-bit words, a word at a time (the map is per element, so it is the same map on every lane):
+ * the short rows of a strided write (8 bytes every 16: a red-black sweep's colour) took a scalar pass per
+ * element. lo, hi: AND and OR of the new values; nbytes: sz more for each row that changed. */
+static inline void F(write_rows_words)(SH *a, i64 r0, i64 r1, i64 step, i64 sz, i64 keep, i64 set_bits,
+                                       i64 *lo, i64 *hi, i64 *nbytes) {
+    uint64_t k = (uint64_t)(SH)keep, set = (uint64_t)(SH)set_bits;
+    for (unsigned w = 8 * sizeof(SH); w < 64; w *= 2) {
+        k |= k << w;
+        set |= set << w;
+    }
+    uint64_t wlo = ~(uint64_t)0, whi = 0;
+    i64 words = sz * (i64)sizeof(SH) / 8, changed_rows = 0;
+    for (i64 r = r0; r <= r1; r++) {
+        unsigned char *p = (unsigned char *)(a + r * step);
+        uint64_t changed = 0;
+        for (i64 j = 0; j < words; j++) {
+            uint64_t v, nv;
+            memcpy(&v, p + 8 * j, 8);
+            nv = (v & k) | set;
+            changed |= nv ^ v;
+            memcpy(p + 8 * j, &nv, 8);
+            wlo &= nv;
+            whi |= nv;
+        }
+        changed_rows += changed != 0;
+    }
+    for (unsigned l = 0; l < 8 / sizeof(SH); l++) {
+        SH x, y;
+        memcpy(&x, (unsigned char *)&wlo + l * sizeof(SH), sizeof(SH));
+        memcpy(&y, (unsigned char *)&whi + l * sizeof(SH), sizeof(SH));
+        *lo &= (i64)x;
+        *hi |= (i64)y;
+    }
+    *nbytes += changed_rows * sz;
+}
+
 /* The plain map (keep, set) on the rows [sb + i * step, + sz), i < rows, of a strided write (step > sz):
  * a shadow block at a time. A block that the map leaves as it is (by its bounds) is skipped with all its
  * rows; the rows inside a split block are written in one scalar pass and its bounds updated once (as
@@ -258,6 +295,8 @@ static __attribute__((noinline)) void F(write_strided)(F(shv) s, i64 sb, i64 ste
                 hi |= h;
                 nbytes += sz;
             }
+        } else if ((sz * (i64)sizeof(SH)) % 8 == 0) {
+            F(write_rows_words)(s.shadow + sb, i, last, step, sz, keep, set_bits, &lo, &hi, &nbytes);
         } else {
             for (i64 r = i; r <= last; r++) {
                 SH *a = s.shadow + sb + r * step;
