@@ -478,15 +478,24 @@ def test_window_loops_in_the_row_loop_are_one_box_record_per_row(record_c):
     """-O1 keeps a 9-point window's two loops of 3 inside the row loop: over the row loop the window's
     rows grow into 3 whole rows of the grid (a box of one dimension), one nest record per grid row
     (schedule(static, 1): a thread's chunk is one row) instead of one strided record of 3 rows per
-    point. Its bytes and finding are per access's (test_nest_shapes_record_the_same_bytes_as_per_access)."""
+    point. At -O0 too, through the promoted copy (top-tested loops: no rows when a body never ran), for
+    the sweep whose rows it rebuilds. Its bytes and finding are per access's
+    (test_nest_shapes_record_the_same_bytes_as_per_access)."""
     src = NESTS / "window_loops.c"
     assert [k for k, _ in nest_calls(device_ir(src, "-O1"))] == ["load", "load"]
+    assert [k for k, _ in nest_calls(device_ir(src, "-O0"))] == ["load"]
     n = 48
     run = record_c(src, args=[str(n)], opt="-O1")
     assert run.returncode == 0, run.stderr
     reads = run.open().accesses.filter((pl.col("side") == "device") & ~pl.col("write"))
     assert len(reads) <= 2 * (n - 2)  # two sweeps, at most one record per row (before: (n - 2)^2 per sweep)
     assert findings(run.log, src) == expected(src)
+    # -O0: rows whose loop over the points never runs (m = 1) read nothing, though the window's loops
+    # around them would (the box's count is 0 then)
+    run = record_c(src, args=[str(n), "1"], opt="-O0")
+    assert run.returncode == 0, run.stderr
+    v_reads = run.open().accesses.filter((pl.col("side") == "device") & ~pl.col("write") & (pl.col("line") == 28))
+    assert len(v_reads) == 0
 
 
 def device_write_lines(log_run, src: Path) -> set[int]:

@@ -161,6 +161,7 @@ struct Access {
     const SCEV *P, *RowBytes;
     SmallVector<std::pair<const SCEV *, const SCEV *>, 3> Dims;
     unsigned Width; // the element bytes when a row is one access, else 0
+    const SCEV *Ran = nullptr; // -O0 (top-tested loops): 0 when a loop's body never ran (no rows), else 1
   };
   std::map<unsigned, BoxLevel> Box;
   // InRange[k]: values (i128, exact) that must lie in [lo, hi] for the byte ranges over Loops[0..k]
@@ -751,7 +752,8 @@ public:
       if (innerLevels(W, true) && W.Loops.size() > A.Loops.size()) A = W;
     }
     // (a box is not made of a widened index: its extensions are checked over Loops[0..] only)
-    if (A.Loops.size() == kMaxDepth && !A.Nest && !TopTested && A.InRange.back().empty()) boxLevels(A);
+    // (-O0, top-tested loops: the inner level only)
+    if (A.Loops.size() == kMaxDepth && !A.Nest && A.InRange.back().empty()) boxLevels(A);
   }
 
   /// The levels of A past kMaxDepth (a 27-point box filter at -O1: the dx, dy, dz loops of 3 iterations
@@ -768,14 +770,17 @@ public:
     SmallVector<std::pair<const SCEV *, const SCEV *>, kMaxBoxDepth> Seg; // (step, trip count) per loop
     BasicBlock *Need = A.Loops.back()->getLoopPreheader();
     const SCEV *Base = S;
+    const SCEV *Ran = nullptr; // -O0: the product of umin(BTC, 1) of the top-tested loops so far
     unsigned K = 0;
     for (Loop *L = A.Loops[0]; L && K < kMaxBoxDepth; ++K, L = L->getParentLoop()) {
+      if (TopTested && K >= kMaxDepth) return;
       BasicBlock *PH = L->getLoopPreheader(), *Latch = L->getLoopLatch();
       if (K >= kMaxDepth && (!PH || !Latch || L->getExitingBlock() != Latch || !plain(L) ||
                              !everyIteration(L, Need, K, Conds)))
         return;
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
       if (isa<SCEVCouldNotCompute>(BTC)) return;
+      if (topTested(L)) BTC = lastBodyIteration(BTC, Ran); // the body runs BTC times (innerLevels)
       auto *AR = dyn_cast<SCEVAddRecExpr>(Base);
       if (AR && AR->getLoop() == L) {
         if (!AR->isAffine()) return;
@@ -796,6 +801,7 @@ public:
       for (auto &[St, N] : Seg)
         Inv = Inv && St->getType() == IntPtr && SE.isLoopInvariant(St, L) && SE.isLoopInvariant(N, L) &&
               isSafeHere(St, PH) && isSafeHere(N, PH);
+      if (Ran) Inv = Inv && SE.isLoopInvariant(Ran, L) && isSafeHere(Ran, PH);
       if (!Inv) {
         if (Inner) continue;
         return;
@@ -815,6 +821,7 @@ public:
         if (std::getenv("QUIVER_RANGE_DEBUG"))
           errs() << "quiver-range: " << *A.I << " box level " << K << " (inner) row " << *Bx->RowBytes << " at "
                  << *Bx->P << ", " << Bx->Dims.size() << " dimensions\n";
+        Bx->Ran = Ran;
         A.Box[K] = *Bx;
         continue;
       }
@@ -1429,10 +1436,12 @@ public:
                                                           : SmallVector<Value *, 3>{P, Row});
             } else if (X.Dims.size() < 3) { // rows of planes
               Value *QS = X.Dims.size() == 2 ? St[1] : Zero, *Count = X.Dims.size() == 2 ? B.CreateMul(N[0], N[1]) : N[0];
+              if (X.Ran) Count = B.CreateMul(Count, expandAt(X.Ran, T));
               if (Run) Count = B.CreateSelect(Run, Count, Zero);
               B.CreateCall(A->Store ? NStore : NLoad, {P, Row, St[0], QS, N[0], Zero, Count, W});
             } else { // rows of lines of planes
               Value *M = B.CreateMul(N[0], N[1]), *Count = B.CreateMul(M, N[2]);
+              if (X.Ran) Count = B.CreateMul(Count, expandAt(X.Ran, T));
               if (Run) Count = B.CreateSelect(Run, Count, Zero);
               B.CreateCall(A->Store ? N3Store : N3Load, {P, Row, St[0], St[1], St[2], N[0], M, Zero, Count, W});
             }
@@ -2247,6 +2256,12 @@ void hoistThroughCopy(Function &F, LoopInfo &LIF, DominatorTree &DTF, TargetLibr
           Ok = Ok && (!X || P.expr(X, T, false));
         for (auto &[X, Y] : N.Eq) Ok = Ok && P.expr(X, T, false) && P.expr(Y, T, false);
         for (auto &[X, Y] : N.SGe) Ok = Ok && P.expr(X, T, false) && P.expr(Y, T, false);
+      }
+      if (auto Bx = A.Box.find(J); Ok && Bx != A.Box.end()) { // a box (the inner level): else the level's range
+        const Access::BoxLevel &X = Bx->second;
+        bool BoxOk = P.expr(X.P, T, false) && P.expr(X.RowBytes, T, false) && (!X.Ran || P.expr(X.Ran, T, false));
+        for (auto &[St, N] : X.Dims) BoxOk = BoxOk && P.expr(St, T, false) && P.expr(N, T, false);
+        if (!BoxOk) A.Box.erase(Bx);
       }
       if (!Ok) {
         if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: " << *A.I << " level " << J << " not rebuilt\n";
