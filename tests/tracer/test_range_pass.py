@@ -478,12 +478,12 @@ def test_window_loops_in_the_row_loop_are_one_box_record_per_row(record_c):
     """-O1 keeps a 9-point window's two loops of 3 inside the row loop: over the row loop the window's
     rows grow into 3 whole rows of the grid (a box of one dimension), one nest record per grid row
     (schedule(static, 1): a thread's chunk is one row) instead of one strided record of 3 rows per
-    point. At -O0 too, through the promoted copy (top-tested loops: no rows when a body never ran), for
-    the sweep whose rows it rebuilds. Its bytes and finding are per access's
-    (test_nest_shapes_record_the_same_bytes_as_per_access)."""
+    point. At -O0 too, through the promoted copy (top-tested loops: no rows when a body never ran; the
+    static,1 loop's counter steps by the team's threads, a run-time stride the copy rebuilds). Its bytes
+    and finding are per access's (test_nest_shapes_record_the_same_bytes_as_per_access)."""
     src = NESTS / "window_loops.c"
-    assert [k for k, _ in nest_calls(device_ir(src, "-O1"))] == ["load", "load"]
-    assert [k for k, _ in nest_calls(device_ir(src, "-O0"))] == ["load"]
+    for opt in ("-O1", "-O0"):
+        assert [k for k, _ in nest_calls(device_ir(src, opt))] == ["load", "load"], opt
     n = 48
     run = record_c(src, args=[str(n)], opt="-O1")
     assert run.returncode == 0, run.stderr

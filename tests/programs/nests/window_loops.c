@@ -1,8 +1,8 @@
 /* A 9-point window summed in two loops of 3 inside the row loop (-O1 keeps those loops): over the
  * row loop the window's rows grow into 3 whole rows, one box record per row of the grid instead of
- * one strided record per point. The first sweep hands rows out one at a time (schedule(static, 1)),
- * the second in chunks (at -O0 only the second is hoisted: a static,1 loop's rows are not rebuilt
- * there). The second sweep reads v's border, which the first never wrote. */
+ * one strided record per point. The first sweep hands rows out one at a time (schedule(static, 1):
+ * at -O0 its loop counter steps by the team's threads), the second in chunks. The second sweep reads
+ * v's border, which the first never wrote. */
 #include <stdio.h>
 #include <stdlib.h>
 int main(int argc, char **argv) {

@@ -2196,6 +2196,15 @@ private:
         if (ES == Step) Q = SE->getOne(T);
         else if (ES->isOne()) Q = Step;
         else if (ES->isAllOnesValue()) Q = SE->getNegativeSCEV(Step);
+        else if (auto *M = dyn_cast<SCEVMulExpr>(Step)) { // a loop whose counter steps by a run-time stride
+          SmallVector<const SCEV *, 4> Rest;           // (schedule(static, 1): i += the team's threads)
+          bool Found = false;
+          for (const SCEV *Op : M->operands()) {
+            if (!Found && Op == ES) Found = true;
+            else Rest.push_back(Op);
+          }
+          if (Found && !Rest.empty()) Q = Rest.size() == 1 ? Rest.front() : SE->getMulExpr(Rest);
+        }
         if (!Q) continue;
         const SCEV *D = SE->getMinusSCEV(S, SE->getMulExpr(Q, ER));
         if (!SE->isLoopInvariant(D, L)) continue;
