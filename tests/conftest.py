@@ -38,7 +38,38 @@ def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "clang: compiles real programs with clang-19 (skipped when it is absent)")
 
 
+# The longest modules, longest first: with `make test`'s workers (pytest-xdist, `--dist loadfile`:
+# a module runs whole in one worker) they start first, so no worker is left with one of them at the
+# end while the other idles. The order of the tests inside a module does not change.
+LONGEST_MODULES = (
+    "tests/tracer/test_range_pass.py",
+    "tests/test_wheel.py",
+    "tests/bench/test_bench_quick.py",
+    "tests/replay/test_sharded.py",
+    "tests/fuzz/test_damage.py",
+    "tests/replay/test_vsm_native.py",
+    "tests/mpi/test_jit_modes.py",
+    "tests/replay/test_jit_modes_programs.py",
+    "tests/buildsys/test_build_systems.py",
+)
+
+
+def _longest_first(items) -> None:
+    rank = {m: i for i, m in enumerate(LONGEST_MODULES)}
+    root = Path(__file__).resolve().parent.parent
+
+    def key(item) -> int:
+        try:
+            return rank.get(Path(item.fspath).resolve().relative_to(root).as_posix(), len(rank))
+        except ValueError:
+            return len(rank)
+
+    items.sort(key=key)  # stable: every other module keeps its place
+
+
 def pytest_collection_modifyitems(config, items) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects, all in the same order
+        _longest_first(items)
     if HAVE_CLANG:
         return
     skip = pytest.mark.skip(reason=SKIP_NO_CLANG)
