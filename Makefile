@@ -30,10 +30,10 @@ native: ## build the native tracer libraries and the mapping checker's C kernel 
 	$(PY) -c "from quiver.replay.mapping import vsm_native; print('VSM kernel built:', vsm_native.library()._name)"
 	$(PY) -c "from quiver.formats import batch_scan; lib = batch_scan.library(); print('batch scan built:', lib._name if lib else 'no (numpy fallback)')"
 
-# 1 (one process) by default: with 2 workers the suite took 15.4 min instead of 23, but the extra load
-# made tests/tracer/test_range_pass.py's transpose -O1 differential lose a thread's column rows once
-# (a timing-dependent tracer bug, issue 16 note): back to 2 once that is fixed
-TEST_WORKERS ?= 1
+# two xdist workers (a module per worker, longest first): 13.6 min of tests instead of 23 on a fresh
+# clone (2026-11-29); TEST_WORKERS=1 runs them in one process. (The transpose -O1 differential's lost
+# rows under two workers were a tracer race, fixed in fe87256.)
+TEST_WORKERS ?= 2
 test: ## run the whole test suite (real clang/libomp programs and MPI ranks), TEST_WORKERS processes (pytest-xdist, a module per worker)
 	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 $(if $(filter-out 0 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 	@find /tmp -maxdepth 1 -name 'tmpfile_*' -user "$$(id -un)" -mmin -120 -delete 2>/dev/null || true
