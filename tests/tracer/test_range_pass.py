@@ -226,7 +226,7 @@ def same_bytes_as_per_access(record_c, src: Path, opt: str, racing_first_read: b
 NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
 NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
                "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose",
-               "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops"]
+               "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops", "tiled_and"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -496,6 +496,16 @@ def test_window_loops_in_the_row_loop_are_one_box_record_per_row(record_c):
     assert run.returncode == 0, run.stderr
     v_reads = run.open().accesses.filter((pl.col("side") == "device") & ~pl.col("write") & (pl.col("line") == 28))
     assert len(v_reads) == 0
+
+
+def test_loops_tested_by_two_terms_are_hoisted_at_O0():
+    """-O0 compiles `i < ii + T && i < n` into a chain of blocks that each leave the loop (no exit count
+    for ScalarEvolution): the promoted copy folds the chain into one test at the top, so a tile's loads
+    and its transposed stores are one strided record each (3 loads and 2 stores over the two tiled
+    loops, as at -O1) instead of one call per access. Same bytes and finding as per access:
+    test_nest_shapes_record_the_same_bytes_as_per_access[tiled_and]."""
+    ir = device_ir(NESTS / "tiled_and.c", "-O0")
+    assert sorted(k for k, *_ in strided_calls(ir)) == ["load"] * 3 + ["store"] * 2
 
 
 def device_write_lines(log_run, src: Path) -> set[int]:

@@ -406,8 +406,9 @@ public:
     return {Bytes, Abs, Rows};
   }
 
-  /// -O0 loops are not rotated: the header tests the condition (the only exit) and an unconditional
-  /// latch jumps back. The body then runs backedge-taken-count times, iterations 0 .. BTC-1.
+  /// -O0 loops are not rotated: the header tests the condition (the only exit: a `&&` chain is one test
+  /// in the copy, PromotedCopy::foldShortCircuits) and an unconditional latch jumps back. The body then
+  /// runs backedge-taken-count times, iterations 0 .. BTC-1.
   bool topTested(Loop *L) {
     BasicBlock *H = L->getHeader(), *Latch = L->getLoopLatch();
     return TopTested && Latch && Latch != H && L->getExitingBlock() == H && Latch->getSingleSuccessor() == H;
@@ -1500,7 +1501,7 @@ public:
   /// Two versions of L: the original when Ok holds, a copy (VMap) otherwise (as LoopVersioning).
   bool version(Loop *L, Value *Ok, ValueToValueMapTy &VMap) {
     BasicBlock *Exit = L->getExitBlock(), *Check = L->getLoopPreheader();
-    if (!Exit || !Check) return false;
+    if (!Exit || !Check || !L->getExitingBlock()) return false;
     formLCSSARecursively(*L, DT, &LI, &SE);
     BasicBlock *PH = SplitBlock(Check, Check->getTerminator(), &DT, &LI, nullptr, L->getHeader()->getName() + ".qv.ph");
     SmallVector<BasicBlock *, 16> Blocks;
@@ -1923,6 +1924,7 @@ public:
       Call->eraseFromParent();
     }
     if (auto *Fn = dyn_cast<Function>(Probe.getCallee()); Fn && Fn->use_empty()) Fn->eraseFromParent();
+    foldShortCircuits();
     LIC = std::make_unique<LoopInfo>(*DTC);
     BAA = std::make_unique<BasicAAResult>(DL, *C, TLI, *AC, DTC.get());
     AA = std::make_unique<AAResults>(TLI);
@@ -1933,6 +1935,58 @@ public:
     if (std::getenv("QUIVER_RANGE_DEBUG") && std::strcmp(std::getenv("QUIVER_RANGE_DEBUG"), "copy") == 0) errs() << *C;
     SE = std::make_unique<ScalarEvolution>(*C, TLI, *AC, *DTC, *LIC);
     return true;
+  }
+
+  /// `for (...; a && b; ...)` at -O0 (a tile loop's `i < ii + T && i < n`): the header branches on a
+  /// to a block R that computes b, and both reach a block E that branches on phi(false from the
+  /// header, b from R), so the loop has no exit ScalarEvolution can count. In the copy (never run)
+  /// the header computes `select a, b, false` (`a || b`: `select a, true, b`) and branches on it: one
+  /// exit at the top, counted as the umin of both. R's instructions move into the header (they have
+  /// no side effects; a load of program memory there is then no access of the copy, so it stays per
+  /// access in the original). Terms of `a && b && c` fold one at a time.
+  void foldShortCircuits() {
+    LoopInfo LI0(*DTC);
+    std::set<BasicBlock *> Probed;
+    for (auto &[PHC, Vs] : Slots) Probed.insert(PHC);
+    bool Changed = false;
+    for (Loop *L : LI0.getLoopsInPreorder()) {
+      BasicBlock *H = L->getHeader();
+      for (int Term = 0; Term < 8; ++Term) {
+        auto *Br = dyn_cast<BranchInst>(H->getTerminator());
+        if (!Br || !Br->isConditional()) break;
+        unsigned K = Br->getSuccessor(0) == Br->getSuccessor(1) ? 2 : L->contains(Br->getSuccessor(0)) &&
+                     Br->getSuccessor(0)->getSinglePredecessor() == H ? 0 : 1; // the edge to R
+        if (K == 2) break;
+        BasicBlock *R = Br->getSuccessor(K), *E = Br->getSuccessor(1 - K);
+        if (R->getSinglePredecessor() != H || R->getSingleSuccessor() != E || !L->contains(E) ||
+            Probed.count(R) || Probed.count(E) || E == H || pred_size(E) != 2)
+          break;
+        auto *EBr = dyn_cast<BranchInst>(E->getTerminator());
+        auto *P = EBr && EBr->isConditional() ? dyn_cast<PHINode>(EBr->getCondition()) : nullptr;
+        if (!P || P->getParent() != E || !P->hasOneUse() || &E->front() != P || P->getNextNode() != EBr) break;
+        auto *A0 = dyn_cast<ConstantInt>(P->getIncomingValueForBlock(H));
+        if (!A0 || A0->getZExtValue() != K) break; // the header's own outcome on that edge: false for &&, true for ||
+        bool Pure = true;
+        for (Instruction &I : *R)
+          Pure &= I.isTerminator() || isa<DbgInfoIntrinsic>(I) || (!I.mayHaveSideEffects() && !isa<PHINode>(I));
+        if (!Pure) break;
+        Value *B = P->getIncomingValueForBlock(R);
+        for (Instruction &I : make_early_inc_range(*R))
+          if (!I.isTerminator()) I.moveBefore(Br);
+        IRBuilder<> Bld(Br);
+        Value *S = K == 0 ? Bld.CreateSelect(Br->getCondition(), B, Bld.getFalse(), "qv.and")
+                          : Bld.CreateSelect(Br->getCondition(), Bld.getTrue(), B, "qv.or");
+        BasicBlock *T = EBr->getSuccessor(0), *F = EBr->getSuccessor(1);
+        for (BasicBlock *X : {T, F})
+          for (PHINode &Q : X->phis()) Q.setIncomingBlock(Q.getBasicBlockIndex(E), H);
+        BranchInst::Create(T, F, S, Br->getIterator());
+        Br->eraseFromParent();
+        DeleteDeadBlocks({R, E});
+        Changed = true;
+        if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: folded a short-circuit loop condition in " << H->getName() << "\n";
+      }
+    }
+    if (Changed) DTC->recalculate(*C);
   }
 
   /// Loads of memory nothing in the loop may write, whose address is fixed in the loop, executed
