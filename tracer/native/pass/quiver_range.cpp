@@ -1938,12 +1938,13 @@ public:
   }
 
   /// `for (...; a && b; ...)` at -O0 (a tile loop's `i < ii + T && i < n`): the header branches on a
-  /// to a block R that computes b, and both reach a block E that branches on phi(false from the
-  /// header, b from R), so the loop has no exit ScalarEvolution can count. In the copy (never run)
-  /// the header computes `select a, b, false` (`a || b`: `select a, true, b`) and branches on it: one
-  /// exit at the top, counted as the umin of both. R's instructions move into the header (they have
-  /// no side effects; a load of program memory there is then no access of the copy, so it stays per
-  /// access in the original). Terms of `a && b && c` fold one at a time.
+  /// to a block that computes b, and both reach a block E that branches on phi(false from the header,
+  /// b from there), so the loop has no exit ScalarEvolution can count. In the copy (never run) the
+  /// header computes `select a, b, false` (`a || b`: `select a, true, b`; `a && b && c`: the chain of
+  /// term blocks, each leaving for E on false) and branches on it: one exit at the top, counted as the
+  /// umin of the terms'. The term blocks' instructions move into the header (they have no side
+  /// effects; a load of program memory there is then no access of the copy, so it stays per access in
+  /// the original).
   void foldShortCircuits() {
     LoopInfo LI0(*DTC);
     std::set<BasicBlock *> Probed;
@@ -1951,40 +1952,58 @@ public:
     bool Changed = false;
     for (Loop *L : LI0.getLoopsInPreorder()) {
       BasicBlock *H = L->getHeader();
-      for (int Term = 0; Term < 8; ++Term) {
-        auto *Br = dyn_cast<BranchInst>(H->getTerminator());
-        if (!Br || !Br->isConditional()) break;
-        unsigned K = Br->getSuccessor(0) == Br->getSuccessor(1) ? 2 : L->contains(Br->getSuccessor(0)) &&
-                     Br->getSuccessor(0)->getSinglePredecessor() == H ? 0 : 1; // the edge to R
-        if (K == 2) break;
-        BasicBlock *R = Br->getSuccessor(K), *E = Br->getSuccessor(1 - K);
-        if (R->getSinglePredecessor() != H || R->getSingleSuccessor() != E || !L->contains(E) ||
-            Probed.count(R) || Probed.count(E) || E == H || pred_size(E) != 2)
+      auto *Br = dyn_cast<BranchInst>(H->getTerminator());
+      if (!Br || !Br->isConditional() || Br->getSuccessor(0) == Br->getSuccessor(1)) continue;
+      // K: the successor a term that passes goes on by (`&&`: 0, on true; `||`: 1, on false)
+      unsigned K = L->contains(Br->getSuccessor(0)) && Br->getSuccessor(0)->getSinglePredecessor() == H ? 0 : 1;
+      BasicBlock *E = Br->getSuccessor(1 - K), *X = H, *R = Br->getSuccessor(K);
+      SmallVector<BasicBlock *, 4> Rs; // the blocks of the terms after the header's, in order
+      SmallVector<Value *, 4> Terms{Br->getCondition()};
+      bool Chain = false;
+      while (Rs.size() < 8 && R != H && L->contains(R) && R->getSinglePredecessor() == X && !Probed.count(R)) {
+        Rs.push_back(R);
+        if (R->getSingleSuccessor() == E) {
+          Chain = true;
           break;
-        auto *EBr = dyn_cast<BranchInst>(E->getTerminator());
-        auto *P = EBr && EBr->isConditional() ? dyn_cast<PHINode>(EBr->getCondition()) : nullptr;
-        if (!P || P->getParent() != E || !P->hasOneUse() || &E->front() != P || P->getNextNode() != EBr) break;
-        auto *A0 = dyn_cast<ConstantInt>(P->getIncomingValueForBlock(H));
-        if (!A0 || A0->getZExtValue() != K) break; // the header's own outcome on that edge: false for &&, true for ||
-        bool Pure = true;
-        for (Instruction &I : *R)
-          Pure &= I.isTerminator() || isa<DbgInfoIntrinsic>(I) || (!I.mayHaveSideEffects() && !isa<PHINode>(I));
-        if (!Pure) break;
-        Value *B = P->getIncomingValueForBlock(R);
-        for (Instruction &I : make_early_inc_range(*R))
-          if (!I.isTerminator()) I.moveBefore(Br);
-        IRBuilder<> Bld(Br);
-        Value *S = K == 0 ? Bld.CreateSelect(Br->getCondition(), B, Bld.getFalse(), "qv.and")
-                          : Bld.CreateSelect(Br->getCondition(), Bld.getTrue(), B, "qv.or");
-        BasicBlock *T = EBr->getSuccessor(0), *F = EBr->getSuccessor(1);
-        for (BasicBlock *X : {T, F})
-          for (PHINode &Q : X->phis()) Q.setIncomingBlock(Q.getBasicBlockIndex(E), H);
-        BranchInst::Create(T, F, S, Br->getIterator());
-        Br->eraseFromParent();
-        DeleteDeadBlocks({R, E});
-        Changed = true;
-        if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: folded a short-circuit loop condition in " << H->getName() << "\n";
+        }
+        auto *RB = dyn_cast<BranchInst>(R->getTerminator());
+        if (!RB || !RB->isConditional() || RB->getSuccessor(1 - K) != E) break;
+        Terms.push_back(RB->getCondition());
+        X = R, R = RB->getSuccessor(K);
       }
+      if (!Chain || E == H || !L->contains(E) || Probed.count(E) || pred_size(E) != Rs.size() + 1) continue;
+      auto *EBr = dyn_cast<BranchInst>(E->getTerminator());
+      auto *P = EBr && EBr->isConditional() ? dyn_cast<PHINode>(EBr->getCondition()) : nullptr;
+      if (!P || P->getParent() != E || !P->hasOneUse() || &E->front() != P || P->getNextNode() != EBr ||
+          EBr->getSuccessor(0) == EBr->getSuccessor(1))
+        continue;
+      bool Ok = true; // every edge into E but the last term's carries the outcome that ends the chain
+      for (unsigned J = 0; J < Rs.size() && Ok; ++J) {
+        auto *A0 = dyn_cast<ConstantInt>(P->getIncomingValueForBlock(J ? Rs[J - 1] : H));
+        Ok = A0 && A0->getZExtValue() == K;
+      }
+      for (BasicBlock *Y : Rs)
+        for (Instruction &I : *Y)
+          Ok &= I.isTerminator() || isa<DbgInfoIntrinsic>(I) || (!I.mayHaveSideEffects() && !isa<PHINode>(I));
+      if (!Ok) continue;
+      Terms.push_back(P->getIncomingValueForBlock(Rs.back()));
+      for (BasicBlock *Y : Rs)
+        for (Instruction &I : make_early_inc_range(*Y))
+          if (!I.isTerminator()) I.moveBefore(Br);
+      IRBuilder<> Bld(Br);
+      Value *S = Terms.back();
+      for (size_t J = Terms.size() - 1; J-- > 0;)
+        S = K == 0 ? Bld.CreateSelect(Terms[J], S, Bld.getFalse(), "qv.and") : Bld.CreateSelect(Terms[J], Bld.getTrue(), S, "qv.or");
+      BasicBlock *T = EBr->getSuccessor(0), *F = EBr->getSuccessor(1);
+      for (BasicBlock *Y : {T, F})
+        for (PHINode &Q : Y->phis()) Q.setIncomingBlock(Q.getBasicBlockIndex(E), H);
+      BranchInst::Create(T, F, S, Br->getIterator());
+      Br->eraseFromParent();
+      Rs.push_back(E);
+      DeleteDeadBlocks(Rs);
+      Changed = true;
+      if (std::getenv("QUIVER_RANGE_DEBUG"))
+        errs() << "quiver-range: folded a loop condition of " << Terms.size() << " terms (" << (K ? "||" : "&&") << ")\n";
     }
     if (Changed) DTC->recalculate(*C);
   }
