@@ -920,11 +920,16 @@ public:
     for (unsigned K = 0; L && K < kMaxDepth; ++K, L = L->getParentLoop()) {
       BasicBlock *PH = L->getLoopPreheader(), *Latch = L->getLoopLatch();
       bool Top = topTested(L);
-      if (!PH || !Latch || (L->getExitingBlock() != Latch && !Top) || !plain(L)) return true;
-      if (Top && Need == L->getHeader()) return true; // the test's block runs once more than the body
-      if (!everyIteration(L, Need, K, Conds)) return true;
+      auto refused = [&](const char *Why) { // QUIVER_RANGE_DEBUG: why the access stops below this loop
+        if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: " << *A.I << " level " << K << " refused: " << Why << "\n";
+        return true;
+      };
+      if (!PH || !Latch || (L->getExitingBlock() != Latch && !Top)) return refused("not one exit at the latch");
+      if (!plain(L)) return refused("a call or atomic in the loop");
+      if (Top && Need == L->getHeader()) return refused("in the loop's test"); // runs once more than the body
+      if (!everyIteration(L, Need, K, Conds)) return refused("not on every iteration");
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
-      if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return true;
+      if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return refused("no invariant trip count");
       const SCEV *RanIn = Ran; // (-O0) the loops below ran: a collapsed loop's rows exist
       if (Top) BTC = lastBodyIteration(BTC, Ran);
       if (K <= 2 && llvm::any_of(C, [&](const SCEV *E) {
