@@ -54,10 +54,11 @@ def type_size(type_name: str) -> int | None:
 
 
 def is_indirect(type_name: str) -> bool:
-    """A DWARF type name of a pointer or a reference: "double *", "vec_t &", and the declarator forms
-    of pointers to arrays and functions, "double (*)[16]", "double (*)[]" (a VLA row type), "int (*)(int)"."""
+    """A DWARF type name of a pointer: "double *", and the declarator forms of pointers to arrays and
+    functions, "double (*)[16]", "double (*)[]" (a VLA row type), "int (*)(int)". (A reference keeps
+    its referent's size, found through its type DIE.)"""
     t = type_name.rstrip()
-    return t.endswith(("*", "&")) or "(*" in t or "(&" in t
+    return t.endswith("*") or "(*" in t
 
 
 def stack_objects(exe: str, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
@@ -88,7 +89,7 @@ def stack_objects(exe: str, wanted: set[tuple[str, str]]) -> dict[tuple[str, str
     out = {}
     for key, (tname, offset) in found.items():
         if is_indirect(tname):
-            continue  # a pointer or a reference: the mapped object is its pointee, not the local
+            continue  # a pointer: the mapped object is its pointee, not the local
         size = type_size(tname) or _die_byte_size(tool, exe, offset)
         if size:
             out[key] = size
