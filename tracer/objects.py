@@ -53,6 +53,14 @@ def type_size(type_name: str) -> int | None:
     return size * count if size else None
 
 
+def is_indirect(type_name: str) -> bool:
+    """A DWARF type name of a pointer: "double *", and the declarator forms of pointers to arrays and
+    functions, "double (*)[16]", "double (*)[]" (a VLA row type), "int (*)(int)". (A reference keeps
+    its referent's size, found through its type DIE.)"""
+    t = type_name.rstrip()
+    return t.endswith("*") or "(*" in t
+
+
 def stack_objects(exe: str, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
     """Size of each (function, variable) that is a local of that function, from the debug info."""
     tool = tools.dwarfdump()
@@ -80,7 +88,7 @@ def stack_objects(exe: str, wanted: set[tuple[str, str]]) -> dict[tuple[str, str
 
     out = {}
     for key, (tname, offset) in found.items():
-        if tname.rstrip().endswith("*"):
+        if is_indirect(tname):
             continue  # a pointer: the mapped object is its pointee, not the local
         size = type_size(tname) or _die_byte_size(tool, exe, offset)
         if size:

@@ -226,7 +226,8 @@ def same_bytes_as_per_access(record_c, src: Path, opt: str, racing_first_read: b
 NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
 NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
                "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose",
-               "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops", "tiled_and"]
+               "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops", "tiled_and",
+               "recurrence"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -499,13 +500,30 @@ def test_window_loops_in_the_row_loop_are_one_box_record_per_row(record_c):
 
 
 def test_loops_tested_by_two_terms_are_hoisted_at_O0():
-    """-O0 compiles `i < ii + T && i < n` into a chain of blocks that each leave the loop (no exit count
-    for ScalarEvolution): the promoted copy folds the chain into one test at the top, so a tile's loads
+    """-O0 compiles `i < ii + T && i < n` into a chain of blocks meeting in a phi that is the loop's exit
+    (no exit count for ScalarEvolution): the promoted copy folds the chain into one test at the top, so a tile's loads
     and its transposed stores are one strided record each (3 loads and 2 stores over the two tiled
     loops, as at -O1) instead of one call per access. Same bytes and finding as per access:
     test_nest_shapes_record_the_same_bytes_as_per_access[tiled_and]."""
     ir = device_ir(NESTS / "tiled_and.c", "-O0")
     assert sorted(k for k, *_ in strided_calls(ir)) == ["load"] * 3 + ["store"] * 2
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
+@pytest.mark.parametrize("opt", ["-O0", "-O1", "-O2"])
+def test_recurrences_are_hoisted_per_row_not_per_access(omp_build, opt):
+    """`a[i] = a[i-2] ...` and `x[i] -= c[i] * x[i+1]` (counting down) in rows of a worksharing loop:
+    the load reads what the store wrote d iterations before, so the load/store check failed and the
+    rows ran their per-access copy (one call per element: a descending stream never hits the call-site
+    cache). Now each row is a few range calls (the load's unwritten bytes, the stores, the rest): the
+    calls no longer grow with the row length. The bytes and the finding (each row's last x, never
+    written) are per access's (test_nest_shapes_record_the_same_bytes_as_per_access, "recurrence")."""
+    exe = omp_build(NESTS / "recurrence.c", opt=opt)
+    fns = ["__quiver_range_load_c", "__quiver_range_store_c", "__sanitizer_cov_load8", "__sanitizer_cov_store8"]
+    rows = 8
+    short, long_ = (calls_under_gdb(exe, [str(rows), str(n)], fns) for n in (200, 400))
+    grown = sum(long_[f] - short[f] for f in fns)
+    assert grown < rows, (short, long_)  # per access: 3 reads and 2 writes more per element and row
 
 
 def device_write_lines(log_run, src: Path) -> set[int]:

@@ -1,5 +1,5 @@
 /* Tiles whose loops test two terms (`i < ii + T && i < n`: the last tile of a row is partial). At -O0
- * a `&&` is a chain of blocks, each one leaving the loop, which the range pass's promoted copy folds
+ * a `&&` is a chain of blocks meeting in a phi, the loop's one exit, which the range pass's copy folds
  * into one test at the top: each tile is hoisted as at -O1. The first kernel writes c only in rows
  * below m (a while loop of three terms); the second sweeps a row's first elements of d while `j < i % 3 ||
  * j < 2`, then leaves its rows at a `break` (a second exit before the store: per access); the third reads

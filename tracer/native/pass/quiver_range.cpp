@@ -38,7 +38,10 @@
 //    store that AA cannot separate are checked at run time (their byte ranges must be
 //    disjoint, or two strided records of one stride have rows at residues apart:
 //    residuesApart) unless they have the same address with the load first in the iteration
-//    (`a[i] += x`: loads-then-stores is exact). When the run-time check fails the ranges are
+//    (`a[i] += x`: loads-then-stores is exact), or the load reads what the store wrote d >= 1
+//    iterations before (`a[i] = a[i-1] + 1`, `x[i] -= c[i] * x[i+1]` counting down: recurrence(),
+//    innermost loop only; the load's bytes the loop did not write are reported with the loads, its
+//    others after the stores). When the run-time check fails the ranges are
 //    not reported and the accesses call their per-access callbacks (a loop-invariant branch).
 // Ranges are emitted loads first, then stores, with the debug location of the access, so the
 // call's return address symbolises to the access's line. Everything else: per access, made
@@ -918,11 +921,16 @@ public:
     for (unsigned K = 0; L && K < kMaxDepth; ++K, L = L->getParentLoop()) {
       BasicBlock *PH = L->getLoopPreheader(), *Latch = L->getLoopLatch();
       bool Top = topTested(L);
-      if (!PH || !Latch || (L->getExitingBlock() != Latch && !Top) || !plain(L)) return true;
-      if (Top && Need == L->getHeader()) return true; // the test's block runs once more than the body
-      if (!everyIteration(L, Need, K, Conds)) return true;
+      auto refused = [&](const char *Why) { // QUIVER_RANGE_DEBUG: why the access stops below this loop
+        if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: " << *A.I << " level " << K << " refused: " << Why << "\n";
+        return true;
+      };
+      if (!PH || !Latch || (L->getExitingBlock() != Latch && !Top)) return refused("not one exit at the latch");
+      if (!plain(L)) return refused("a call or atomic in the loop");
+      if (Top && Need == L->getHeader()) return refused("in the loop's test"); // runs once more than the body
+      if (!everyIteration(L, Need, K, Conds)) return refused("not on every iteration");
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
-      if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return true;
+      if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return refused("no invariant trip count");
       const SCEV *RanIn = Ran; // (-O0) the loops below ran: a collapsed loop's rows exist
       if (Top) BTC = lastBodyIteration(BTC, Ran);
       if (K <= 2 && llvm::any_of(C, [&](const SCEV *E) {
@@ -1094,6 +1102,33 @@ public:
 
   static MemoryLocation loc(const Access &A) { return MemoryLocation::getBeforeOrAfter(A.Ptr); }
 
+  /// A load that reads what a store of the same innermost loop wrote d >= 1 iterations before: both
+  /// contiguous (|step| = element bytes, equal steps), the load's address the store's moved back by d
+  /// steps (`x[i] -= c[i] * x[i + 1]` over decreasing i, `a[i] = a[i - 1] + b[i]`). Their ranges
+  /// overlap, so the run-time check fails; but per byte the store comes first, except in the load's
+  /// first d iterations (bytes the loop does not write). So the range calls are exact as: the load's
+  /// bytes outside the store's range with the loads, the stores, then the load's other bytes
+  /// (emitGroup). Only over that loop: over an enclosing one the loads of a row may come before
+  /// another row's stores. The sign of the step, 0 when not such a pair.
+  int recurrence(const Access &L, const Access &S) {
+    if (L.Store || !S.Store || L.Loops.empty() || S.Loops.empty() || L.Loops[0] != S.Loops[0] || L.Bytes != S.Bytes)
+      return 0;
+    auto *RL = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(L.Ptr)), *RS = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(S.Ptr));
+    if (!RL || !RS || RL->getLoop() != L.Loops[0] || RS->getLoop() != L.Loops[0] || !RL->isAffine() || !RS->isAffine())
+      return 0;
+    auto *St = dyn_cast<SCEVConstant>(RS->getStepRecurrence(SE));
+    if (!St || RL->getStepRecurrence(SE) != RS->getStepRecurrence(SE) || St->getAPInt().getSignificantBits() > 32)
+      return 0;
+    int64_t Step = St->getAPInt().getSExtValue();
+    if (Step != (int64_t)S.Bytes && Step != -(int64_t)S.Bytes) return 0;
+    const SCEV *Diff = SE.getMinusSCEV(RL->getStart(), RS->getStart());
+    auto *D = dyn_cast_or_null<SCEVConstant>(isa<SCEVCouldNotCompute>(Diff) ? nullptr : Diff);
+    if (!D || D->getAPInt().getSignificantBits() > 32) return 0;
+    int64_t Off = D->getAPInt().getSExtValue(); // = -d * Step
+    if (Off % Step != 0 || Off / Step > -1) return 0;
+    return Step > 0 ? 1 : -1;
+  }
+
   /// Lower the level of accesses that a non-hoisted access of their loop may alias, to a fixpoint.
   /// An access of the loop hoisted further out (its record is made before an enclosing loop) is
   /// not lowered against here: that one is lowered down to this loop when its own group is
@@ -1102,6 +1137,11 @@ public:
   void settle(std::vector<Access> &As) {
     std::map<Instruction *, Access *> Of;
     for (Access &A : As) Of[A.I] = &A;
+    // a recurrence pair is exact over its innermost loop only (recurrence()); further out its ranges
+    // overlap and the check would send the whole nest per access
+    for (Access &L : As)
+      for (Access &S : As)
+        if (L.Level >= 0 && S.Level >= 0 && (L.Level > 0 || S.Level > 0) && recurrence(L, S)) L.Level = S.Level = 0;
     for (bool Changed = true; Changed;) {
       Changed = false;
       std::map<Loop *, std::vector<Access *>> Groups;
@@ -1313,6 +1353,9 @@ public:
       return {expand(S[0]), expand(S[1])};
     };
     std::set<std::array<Value *, 8>> Pairs;
+    // recurrence loads (recurrence()): load -> (the store's lo, hi, the step's sign); split around the stores
+    std::map<Access *, std::tuple<Value *, Value *, int>> Split;
+    auto plain0 = [](Access *A) { return A->Level == 0 && !A->Strided[0][0] && !A->Nest && !A->Box.count(0); };
     for (auto &[LoL, HiL, AL] : R) {
       if (AL->Store) continue;
       for (auto &[LoS, HiS, AS] : R) {
@@ -1320,6 +1363,11 @@ public:
         if (AA.isNoAlias(loc(*AL), loc(*AS))) continue;
         if (SE.getSCEV(AL->Ptr) == SE.getSCEV(AS->Ptr) && AL->Bytes == AS->Bytes && DT.dominates(AL->I, AS->I))
           continue; // same address, load first in each iteration: loads-then-stores is exact
+        if (!Split.count(AL) && plain0(AL) && plain0(AS))
+          if (int Sign = recurrence(*AL, *AS)) {
+            Split[AL] = {LoS, HiS, Sign};
+            continue; // the load's bytes the store wrote are reported after the stores
+          }
         auto [WL, SL] = rows(AL);
         auto [WS, SS] = rows(AS);
         if (!WL || !WS) WL = SL = WS = SS = nullptr;
@@ -1379,9 +1427,9 @@ public:
     std::map<Access *, int64_t> Block = stridedBlocks(H, BlockWidth);
     std::map<Access *, unsigned> NestWidth;
     std::map<Access *, const SCEV *> NestBlock = nestBlocks(H, NestWidth);
-    for (int Stores = 0; Stores < 2; ++Stores)
+    for (int Stores = 0; Stores < 3; ++Stores) // loads, stores, then the recurrence loads' tails
       for (auto &[LoK, HiK, A] : R) {
-        if (A->Store != (bool)Stores) continue;
+        if (Stores == 2 ? !Split.count(A) : A->Store != (bool)Stores) continue;
         int K = A->Level;
         SmallVector<Value *, kMaxDepth + 1> E(K + 2, nullptr); // E[j]: the bytes over Loops[j] tile
         for (int J = 1; J <= K; ++J) {
@@ -1485,6 +1533,15 @@ public:
             B.CreateCall(A->Store ? SStore : SLoad, {B.CreateIntToPtr(Lo, B.getPtrTy()), RowBytes,
                                                     expandAt(A->Strided[J][1], T), Rows, ConstantInt::get(IntPtr, Width)});
             continue;
+          }
+          if (auto Sp = Split.find(A); Sp != Split.end()) { // a recurrence load: the bytes the loop
+            auto [LoS, HiS, Sign] = Sp->second;           // did not write first, the others after the stores
+            auto umin = [&](Value *X, Value *Y) { return B.CreateBinaryIntrinsic(Intrinsic::umin, X, Y); };
+            auto umax = [&](Value *X, Value *Y) { return B.CreateBinaryIntrinsic(Intrinsic::umax, X, Y); };
+            // forward: [Lo, Cut) before, [Cut, Hi) after; backward: [Cut, Hi) before, [Lo, Cut) after
+            Value *Cut = Sign > 0 ? umax(Lo, umin(Hi, LoS)) : umin(Hi, umax(Lo, HiS));
+            if ((Sign > 0) == (Stores != 2)) Hi = Cut;
+            else Lo = Cut;
           }
           Value *N = B.CreateSub(Hi, Lo);
           if (Run) N = B.CreateSelect(Run, N, ConstantInt::get(IntPtr, 0));
@@ -1941,7 +1998,7 @@ public:
   /// to a block that computes b, and both reach a block E that branches on phi(false from the header,
   /// b from there), so the loop has no exit ScalarEvolution can count. In the copy (never run) the
   /// header computes `select a, b, false` (`a || b`: `select a, true, b`; `a && b && c`: the chain of
-  /// term blocks, each leaving for E on false) and branches on it: one exit at the top, counted as the
+  /// term blocks, each branching to E on false) and branches on it: one exit at the top, counted as the
   /// umin of the terms'. The term blocks' instructions move into the header (they have no side
   /// effects; a load of program memory there is then no access of the copy, so it stays per access in
   /// the original).
