@@ -19,13 +19,20 @@ one used for ``STALE_AFTER_S`` (other sources: an older quiver, another checkout
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import shutil
 import time
 from pathlib import Path
 
 from .errors import QuiverError
+
+try:  # CPython's own SHA-256 (the same digests): hashlib would load OpenSSL first, ~2 ms of every command
+    from _sha2 import sha256  # Python >= 3.12
+except ImportError:
+    try:
+        from _sha256 import sha256  # Python 3.11
+    except ImportError:
+        from hashlib import sha256
 
 # tried in order unless QUIVER_KERNEL_CC names the compiler
 COMPILERS = ("cc", "gcc", "clang", "clang-19")
@@ -70,7 +77,7 @@ def compiler_id(cc: str) -> str:
 
 def _source_key(name: str, sources: list[Path], flags: list[str]) -> str:
     """``lib<name>-<hash of sources, flags, architecture>``: what a library is built from."""
-    h = hashlib.sha256()
+    h = sha256()
     for src in sources:
         h.update(src.name.encode())
         h.update(src.read_bytes())
@@ -107,7 +114,7 @@ def _runnable(level: str) -> list[str]:
 
 def library_path(key: str, cc: str, level: str = "base") -> Path:
     """Where the library of a source key, tuned for ``level``, built by compiler ``cc`` lives (built or not)."""
-    return cache_root() / f"{key}-{level}-{hashlib.sha256(compiler_id(cc).encode()).hexdigest()[:8]}.so"
+    return cache_root() / f"{key}-{level}-{sha256(compiler_id(cc).encode()).hexdigest()[:8]}.so"
 
 
 def build_library(name: str, sources: list[Path], flags: list[str], headers: list[Path] = ()) -> Path:

@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 RAW_BYTES = 96                  # sizeof(qv_event_t)
 RAW_WORDS = RAW_BYTES // 8      # int64 words per record
@@ -64,8 +63,9 @@ F_NAME_INT = 0x10
 _EV_RE = re.compile(r"^r(\d+)\.t(\d+)\.ev$")
 
 
-@dataclass
-class Module:
+# Plain classes, no dataclasses: `trace record` imports this module while a small program runs, and
+# `dataclasses` (inspect, ast, dis) costs ~7 ms of CPU that the program's ranks compete for.
+class Module(NamedTuple):
     """One loaded ELF object: pc in [lo, hi) symbolises as pc - bias in `path`."""
 
     bias: int
@@ -74,18 +74,18 @@ class Module:
     path: str
 
 
-@dataclass
 class RankRaw:
     """Everything one rank left in the raw directory."""
 
-    rank: int
-    streams: list[Any]   # per thread file, in file order: RAW_DTYPE arrays (memory-mapped), or bytes (read_event_bytes)
-    strings: list[str]
-    modules: list[Module]
-    info: dict[str, str]
-    nthreads: int = 0
-    partial_records: int = 0
-    extra: dict = field(default_factory=dict)
+    def __init__(self, rank: int, streams: list[Any], strings: list[str], modules: list[Module],
+                 info: dict[str, str], nthreads: int = 0, partial_records: int = 0) -> None:
+        self.rank = rank
+        self.streams = streams    # per thread file, in file order: RAW_DTYPE arrays (memory-mapped), or bytes
+        self.strings = strings
+        self.modules = modules
+        self.info = info
+        self.nthreads = nthreads
+        self.partial_records = partial_records
 
     @property
     def events(self) -> Any:

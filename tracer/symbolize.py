@@ -116,7 +116,7 @@ def symbolize_with_objects(pcs: Sequence[int], modules: list[Module],
                 data_asked.append((q, a - mod.bias))
     if not lines:
         return result, objects
-    out = tools.output(tools.symbolizer_argv(tool), "\n".join(lines) + "\n").splitlines()
+    out = tools.answers(tools.symbolizer_argv(tool), lines)
     if len(out) != len(lines):  # the tool failed or printed something unexpected
         return result, objects
     found = [_location(line) for line in out[:code_lines]]

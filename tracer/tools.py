@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 # A full DWARF dump of executables up to this size is started with the program (the variables
@@ -23,6 +24,7 @@ from pathlib import Path
 FULL_DUMP_MAX_BYTES = 1 << 20
 
 _started: dict[tuple[str, ...], subprocess.Popen] = {}
+_answered: list[subprocess.Popen] = []   # killed once their answers were read, reaped by stop_all
 
 
 def _which(*names: str) -> str | None:
@@ -96,9 +98,53 @@ def output(argv: list[str], stdin: str | None = None) -> str:
     return out
 
 
+def answers(argv: list[str], lines: list[str]) -> list[str]:
+    """The output lines of a tool that answers each input line with one line (llvm-symbolizer's JSON
+    style), given ``lines``. A started process is not waited for: once it has answered them all (or
+    ended) it is killed and left for stop_all to reap, because its exit (unloading libLLVM: 3-15 ms)
+    would otherwise be on finalize's path, after the program."""
+    text = "".join(f"{line}\n" for line in lines)
+    proc = _started.pop(tuple(argv), None)
+    if proc is None:
+        return subprocess.run(argv, input=text, check=False, capture_output=True, text=True).stdout.splitlines()
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def feed() -> None:   # in a thread: a long input and its answers could fill both pipes
+        try:
+            proc.stdin.write(text)
+            proc.stdin.close()
+        except OSError:   # the tool ended early: what it printed is read below
+            pass
+
+    writer = threading.Thread(target=feed, name="quiver-tool-input")
+    writer.start()
+    out: list[str] = []
+    try:
+        while len(out) < len(lines):
+            line = proc.stdout.readline()
+            if not line:
+                break
+            out.append(line.rstrip("\n"))
+    finally:
+        proc.kill()
+        writer.join()
+        _answered.append(proc)
+    return out
+
+
 def stop_all() -> None:
-    """End the started processes nobody asked for (their output is not needed)."""
+    """End the started processes nobody asked for (their output is not needed), and reap those whose
+    answers were read."""
     while _started:
         _, proc = _started.popitem()
         proc.kill()
         proc.communicate()
+    while _answered:
+        proc = _answered.pop()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass

@@ -25,6 +25,7 @@ import numpy as np
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog
 from quiver.formats.blocks import expand_blocks
 from quiver.formats.jit import kernel
+from quiver.formats.sets import sorted_unique
 from quiver.replay.log_scan import has_target_race_work
 from quiver.replay.nowait.async_text import DEPEND_CONSTRUCTS, RowText
 from quiver.replay.nowait.device_copies import device_copies, space_key
@@ -219,7 +220,7 @@ def variables_of(space: np.ndarray, addr: np.ndarray, table) -> np.ndarray:
     order = np.lexsort(key_t[::-1])
     ts, tl, th, tn = t_space[order], t_lo[order], t_hi[order], t_name[order]
     # search per space: combine (space, lo) into a sortable pair via structured search
-    for sp in np.unique(space):
+    for sp in sorted_unique(space):
         sel = np.flatnonzero(space == sp)
         lo_i, hi_i = np.searchsorted(ts, sp, "left"), np.searchsorted(ts, sp, "right")
         if lo_i == hi_i:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from quiver.formats import EventKind
 from quiver.formats.jit import kernel
+from quiver.formats.sets import sorted_unique
 from quiver.replay.nowait.device_copies import device_copies
 from quiver.replay.nowait.happens_before import HappensBefore
 from quiver.replay.nowait.por import PorProblem, unit_gaps
@@ -329,8 +330,8 @@ def build_schedule_model(cols: dict[str, np.ndarray], hb: HappensBefore) -> Sche
 
     # host elements: relevant blocks (conflicting, or a window bound), runs of one site merged
     anchors = np.r_[lo[lo > 0] - 1, hi[hi < nb]]
-    relevant = np.unique(np.r_[cb, anchors]).astype(np.int64)
-    bounds = np.unique(np.r_[lo, hi])
+    relevant = sorted_unique(np.r_[cb, anchors]).astype(np.int64)
+    bounds = sorted_unique(np.r_[lo, hi])
     if len(relevant):
         frow = block_first_row[relevant]
         sig_loc, sig_kind = cols["loc"][frow], cols["kind"][frow]

@@ -25,6 +25,7 @@ from functools import cached_property
 import numpy as np
 from quiver.formats import ConstructFlag, EventKind, EventLog, SyncKind, TaskFlag
 from quiver.formats.jit import kernel
+from quiver.formats.sets import sorted_unique
 from quiver.replay.log_scan import has_async_target_work  # noqa: F401 -- re-exported: races, schedules
 
 K_TASK_BEGIN = int(EventKind.TASK_BEGIN)
@@ -175,7 +176,7 @@ def build_task_model(log: EventLog, cols: dict[str, np.ndarray] | None = None) -
     nowait_begin = (kind == int(EventKind.CONSTRUCT_BEGIN)) & ((cols["aux"] & int(ConstructFlag.NOWAIT)) != 0) \
         & (id2 >= 0)
     keyed = np.concatenate([pack(rank[create], id_[create]), pack(rank[nowait_begin], id2[nowait_begin])])
-    task_key = np.unique(keyed)
+    task_key = sorted_unique(keyed)
     n_tasks = len(task_key)
     create_keys, first_create = np.unique(pack(rank[create], id_[create]), return_index=True)
     create = create[first_create]

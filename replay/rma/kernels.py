@@ -53,7 +53,14 @@ def _boundaries(lo, hi, a0, a1):
     for i in range(a0, a1):
         b[2 * (i - a0)] = lo[i]
         b[2 * (i - a0) + 1] = hi[i]
-    return np.unique(b)
+    # np.unique(b), which (interpreted, on a small log) would import numpy.ma: ~8 ms of `trace analyze`
+    b = np.sort(b)
+    if len(b) < 2:
+        return b
+    keep = np.empty(len(b), dtype=np.bool_)
+    keep[0] = True
+    keep[1:] = b[1:] != b[:-1]
+    return b[keep]
 
 
 @kernel

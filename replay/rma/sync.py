@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from quiver.formats import EventKind, MessageKind, MpiSyncKind
+from quiver.formats.sets import sorted_unique, sorted_unique_columns
 from quiver.replay.nowait.tasks import build_task_model
 from quiver.replay.threads.omp_order import TASK_KINDS, barrier_groups, ordering_rows, thread_edges
 
@@ -52,7 +53,7 @@ class RankOrder:
     @property
     def threaded(self) -> bool:
         """Does some rank have more than one unit (threads ordered by OpenMP only)?"""
-        return len(self.unit_rank) > len(np.unique(self.unit_rank))
+        return len(self.unit_rank) > len(sorted_unique(self.unit_rank))
 
 
 def _sync_mask(cols: dict[str, np.ndarray]) -> np.ndarray:
@@ -83,14 +84,16 @@ def rank_order(cols: dict[str, np.ndarray], ranks: np.ndarray | None = None) -> 
     """Units and segments of every event; ``ranks`` (sorted) when the events are one shard of a bigger log."""
     kind = cols["kind"]
     rank = cols["rank"].astype(np.int64)
-    ranks = np.unique(rank) if ranks is None else np.asarray(ranks, dtype=np.int64)
+    ranks = sorted_unique(rank) if ranks is None else np.asarray(ranks, dtype=np.int64)
     ridx = np.searchsorted(ranks, rank)
     thread, task = _execution_units(cols, ridx)
     is_sync = _sync_mask(cols)
     # units: (rank index, thread, task) of sync rows, plus one per rank that has none
     key_rows = np.stack([ridx, thread, task])
-    units = np.unique(key_rows[:, is_sync], axis=1) if is_sync.any() else np.zeros((3, 0), np.int64)
-    missing = np.setdiff1d(np.arange(len(ranks)), units[0])
+    units = sorted_unique_columns(key_rows[:, is_sync]) if is_sync.any() else np.zeros((3, 0), np.int64)
+    has_unit = np.zeros(len(ranks), dtype=bool)
+    has_unit[units[0]] = True
+    missing = np.flatnonzero(~has_unit)   # np.setdiff1d, without np.unique (which imports numpy.ma)
     units = np.concatenate([units, np.stack([missing, np.zeros(len(missing), np.int64),
                                              np.zeros(len(missing), np.int64)])], axis=1).astype(np.int64)
     units = units[:, np.lexsort((units[2], units[1], units[0]))]

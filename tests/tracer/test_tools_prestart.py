@@ -81,3 +81,20 @@ def test_symbol_and_debug_readers_start_only_for_offloading_programs(omp_build) 
     tools.prestart(host_only, objects=False)
     assert tools.started(tools.symbolizer_argv(tools.symbolizer()))
     assert not tools.started(tools.dwarf_all_argv(tools.dwarfdump(), str(host_only)))
+
+
+def test_prestarted_symbolizer_answers_a_long_input_and_is_reaped(omp_build) -> None:
+    """tools.answers reads the answers as they come while a thread writes the input (more than a pipe
+    holds, both ways: no deadlock), kills the tool once all are in and leaves it to stop_all to reap."""
+    exe = str(omp_build("omp/clauses.c"))
+    main = _symbol(exe, "main")
+    module = objects.Module(0, 0, 1 << 40, exe)
+    pcs = np.arange(main, main + 6000, dtype=np.uint64)     # ~200 KB of queries, ~1 MB of answers
+    plain = symbolize.symbolize(pcs, [module])
+    tools.prestart(exe, objects=False)
+    early = symbolize.symbolize(pcs, [module])
+    assert early == plain and early[0][3] == "main"
+    answered = list(tools._answered)
+    assert len(answered) == 1
+    tools.stop_all()
+    assert answered[0].returncode is not None and not tools._answered
