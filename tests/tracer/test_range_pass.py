@@ -227,7 +227,7 @@ NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
 NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
                "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose",
                "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops", "tiled_and",
-               "recurrence"]
+               "recurrence", "unsigned_cols"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -524,6 +524,20 @@ def test_recurrences_are_hoisted_per_row_not_per_access(omp_build, opt):
     short, long_ = (calls_under_gdb(exe, [str(rows), str(n)], fns) for n in (200, 400))
     grown = sum(long_[f] - short[f] for f in fns)
     assert grown < rows, (short, long_)  # per access: 3 reads and 2 writes more per element and row
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
+@pytest.mark.parametrize("opt", ["-O1", "-O2"])
+def test_unsigned_columns_against_a_64_bit_bound_are_hoisted(omp_build, opt):
+    """`for (unsigned x = 1; x < w - 1; x++)` with a `size_t w` has no trip count (the 32-bit x could
+    wrap first): the count that holds when x does not wrap, checked at run time with the widened
+    indices, hoists each row, so the per-access calls no longer grow with the row length (before: one
+    call per pixel and neighbour). Same bytes and finding as per access:
+    test_nest_shapes_record_the_same_bytes_as_per_access[unsigned_cols]."""
+    exe = omp_build(NESTS / "unsigned_cols.c", opt=opt)
+    fns = ["__quiver_range_load_c", "__quiver_range_store_c", "__sanitizer_cov_load1", "__sanitizer_cov_store1"]
+    short, long_ = (calls_under_gdb(exe, [str(n)], fns) for n in (40, 80))
+    assert sum(long_[f] - short[f] for f in fns) < 80, (short, long_)  # per access: ~5 calls more per pixel
 
 
 def device_write_lines(log_run, src: Path) -> set[int]:

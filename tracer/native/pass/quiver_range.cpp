@@ -409,6 +409,41 @@ public:
     return {Bytes, Abs, Rows};
   }
 
+  /// L's backedge-taken count where its counters do not wrap: `for (unsigned x = 1; x < w - 1; x++)`
+  /// with a 64-bit w has none (the 32-bit x could wrap before it reaches the bound: an endless loop),
+  /// but when x's values over the loop fit its type, the count is w - 2. Each such assumption joins
+  /// the widened indices' checks (Checks: the recurrence in 128 bits, which must lie in its type's
+  /// range at its first and last iteration, checked at run time; else per access).
+  const SCEV *countWithoutWrap(Loop *L, SmallVectorImpl<std::array<const SCEV *, 3>> &Checks) {
+    SmallVector<const SCEVPredicate *, 4> Preds;
+    const SCEV *BTC = SE.getPredicatedBackedgeTakenCount(L, Preds);
+    const SCEV *None = SE.getCouldNotCompute();
+    if (isa<SCEVCouldNotCompute>(BTC) || Preds.empty()) return None;
+    SmallVector<std::array<const SCEV *, 3>, 4> Add;
+    for (const SCEVPredicate *P : Preds) {
+      auto *WP = dyn_cast<SCEVWrapPredicate>(P);
+      if (!WP) return None;
+      const SCEVAddRecExpr *AR = WP->getExpr();
+      if (AR->getLoop() != L || !AR->isAffine() || !AR->getType()->isIntegerTy()) return None;
+      unsigned N = AR->getType()->getIntegerBitWidth();
+      if (N >= 64) return None;
+      Type *T128 = IntegerType::get(AR->getType()->getContext(), 128);
+      const SCEV *Step = SE.getSignExtendExpr(AR->getStepRecurrence(SE), T128); // a signed increment
+      for (bool Signed : {false, true}) {
+        if (!(WP->getFlags() & (Signed ? SCEVWrapPredicate::IncrementNSSW : SCEVWrapPredicate::IncrementNUSW)))
+          continue;
+        const SCEV *Start = Signed ? SE.getSignExtendExpr(AR->getStart(), T128) : SE.getZeroExtendExpr(AR->getStart(), T128);
+        APInt Lo = Signed ? APInt::getSignedMinValue(N).sext(128) : APInt::getZero(128);
+        APInt Hi = Signed ? APInt::getSignedMaxValue(N).sext(128) : APInt::getMaxValue(N).zext(128);
+        Add.push_back({SE.getAddRecExpr(Start, Step, L, SCEV::FlagAnyWrap), SE.getConstant(Lo), SE.getConstant(Hi)});
+      }
+    }
+    if (Add.empty()) return None;
+    if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: count " << *BTC << " where " << Add.size() << " counters do not wrap\n";
+    Checks.append(Add.begin(), Add.end());
+    return BTC;
+  }
+
   /// -O0 loops are not rotated: the header tests the condition (the only exit: a `&&` chain is one test
   /// in the copy, PromotedCopy::foldShortCircuits) and an unconditional latch jumps back. The body then
   /// runs backedge-taken-count times, iterations 0 .. BTC-1.
@@ -930,6 +965,7 @@ public:
       if (Top && Need == L->getHeader()) return refused("in the loop's test"); // runs once more than the body
       if (!everyIteration(L, Need, K, Conds)) return refused("not on every iteration");
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
+      if (isa<SCEVCouldNotCompute>(BTC) && !Top) BTC = countWithoutWrap(L, CK);
       if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return refused("no invariant trip count");
       const SCEV *RanIn = Ran; // (-O0) the loops below ran: a collapsed loop's rows exist
       if (Top) BTC = lastBodyIteration(BTC, Ran);
