@@ -30,8 +30,8 @@ native: ## build the native tracer libraries and the mapping checker's C kernel 
 	$(PY) -c "from quiver.replay.mapping import vsm_native; print('VSM kernel built:', vsm_native.library()._name)"
 	$(PY) -c "from quiver.formats import batch_scan; lib = batch_scan.library(); print('batch scan built:', lib._name if lib else 'no (numpy fallback)')"
 
-# two xdist workers (a module per worker, longest first): 13.6 min of tests instead of 23 on a fresh
-# clone (2026-11-29); TEST_WORKERS=1 runs them in one process. (The transpose -O1 differential's lost
+# two xdist workers (a module per worker, longest first): 7-14 min of tests on a fresh clone instead of
+# 23 in one process (2026-11-29, quiet and loaded machine); TEST_WORKERS=1 runs them in one process. (The transpose -O1 differential's lost
 # rows under two workers were a tracer race, fixed in fe87256.)
 TEST_WORKERS ?= 2
 test: ## run the whole test suite (real clang/libomp programs and MPI ranks), TEST_WORKERS processes (pytest-xdist, a module per worker)
