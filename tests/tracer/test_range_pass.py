@@ -227,7 +227,7 @@ NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
 NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
                "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose",
                "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops", "tiled_and",
-               "recurrence", "unsigned_cols"]
+               "recurrence", "unsigned_cols", "after_scan"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -538,6 +538,22 @@ def test_unsigned_columns_against_a_64_bit_bound_are_hoisted(omp_build, opt):
     fns = ["__quiver_range_load_c", "__quiver_range_store_c", "__sanitizer_cov_load1", "__sanitizer_cov_store1"]
     short, long_ = (calls_under_gdb(exe, [str(n)], fns) for n in (40, 80))
     assert sum(long_[f] - short[f] for f in fns) < 80, (short, long_)  # per access: ~5 calls more per pixel
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
+def test_a_bound_found_by_an_earlier_loop_is_rebuilt_at_O0(omp_build):
+    """`while (k < n && row[k] >= 0) k++; for (q = 0; q < k; q++) v[...] = ...` at -O0: the copy names
+    the bound k as the `while` loop's recurrence (its value after the loop); it is rebuilt from k's
+    stack slot, so each row's stores and reads are ranges and the per-access calls stop growing with
+    the row length (before: "not rebuilt", one call per element). Same bytes and finding as per
+    access: test_nest_shapes_record_the_same_bytes_as_per_access[after_scan]."""
+    exe = omp_build(NESTS / "after_scan.c", opt="-O0")
+    fns = ["__quiver_range_load_c", "__quiver_range_store_c", "__sanitizer_cov_load4", "__sanitizer_cov_store4"]
+    short, long_ = (calls_under_gdb(exe, [str(n)], fns) for n in (64, 128))
+    grown = {f: long_[f] - short[f] for f in fns}
+    # the scans' reads stay per access (data-dependent exits: 64 more per row of 16); the copy loop's
+    # 2 x 64 more per row must not
+    assert grown["__quiver_range_store_c"] + grown["__sanitizer_cov_store4"] < 16, (short, long_)
 
 
 def device_write_lines(log_run, src: Path) -> set[int]:

@@ -2330,9 +2330,14 @@ private:
 
   /// {s,+,t} of a loop around At: D + Q * (a slot's value at At), where the slot's value is a
   /// recurrence of the same loop with step t (Q = 1) or +-1 (Q = +-t) and D = S - Q * it.
+  /// A loop At is not in (the bound `q < k` of a later loop, k counted by a `while` loop before it)
+  /// works the same: a value the copy carries out of a loop is its value at the iteration that left it,
+  /// the same iteration for every such value (at -O0 every value leaves through a stack slot: a
+  /// header's phi when the header tests, the last body's value when the latch does), so `D + Q *
+  /// slot` holds there too.
   Value *recurrence(const SCEVAddRecExpr *S, Instruction *At, bool Emit) {
     const Loop *L = S->getLoop();
-    if (!S->isAffine() || !L->contains(At->getParent()) || S->getType()->isPointerTy()) return nullptr;
+    if (!S->isAffine() || S->getType()->isPointerTy()) return nullptr;
     Type *T = S->getType();
     const SCEV *Step = S->getStepRecurrence(*SE);
     for (auto &[V, Slot] : Slots[At->getParent()]) {
