@@ -325,6 +325,14 @@ struct NestPoint : SCEVRewriteVisitor<NestPoint> {
 /// inside ({a,+,b} extended: {ext a,+,ext b}), so that it is affine over them (a 32-bit `int` index
 /// `p[(y + dy) * w + x + dx]`). Exact where the narrow value does not wrap: Checks gets, per
 /// extension, the same value built in i128 (no wrap for any trip count) and its narrow type's bounds.
+/// The values of an N-bit integer (signed or unsigned) as i128 constants [lo, hi]: what a widened
+/// value must lie in where the narrow one does not wrap (ExtWiden, countWithoutWrap).
+std::pair<const SCEV *, const SCEV *> rangeOf(ScalarEvolution &SE, unsigned N, bool Signed) {
+  APInt Lo = Signed ? APInt::getSignedMinValue(N).sext(128) : APInt::getZero(128);
+  APInt Hi = Signed ? APInt::getSignedMaxValue(N).sext(128) : APInt::getMaxValue(N).zext(128);
+  return {SE.getConstant(Lo), SE.getConstant(Hi)};
+}
+
 struct ExtWiden : SCEVRewriteVisitor<ExtWiden> {
   const SmallPtrSetImpl<const Loop *> &Cover;
   SmallVectorImpl<std::array<const SCEV *, 3>> &Checks;
@@ -346,10 +354,9 @@ struct ExtWiden : SCEVRewriteVisitor<ExtWiden> {
     if (!AR || !AR->isAffine() || !Cover.count(AR->getLoop())) return E;
     unsigned N = AR->getType()->getIntegerBitWidth();
     if (N >= 64) return E;
-    APInt Lo = Signed ? APInt::getSignedMinValue(N).sext(128) : APInt::getZero(128);
-    APInt Hi = Signed ? APInt::getSignedMaxValue(N).sext(128) : APInt::getMaxValue(N).zext(128);
     Type *T128 = IntegerType::get(AR->getType()->getContext(), 128);
-    Checks.push_back({widen(AR, T128, Signed), SE.getConstant(Lo), SE.getConstant(Hi)});
+    auto [Lo, Hi] = rangeOf(SE, N, Signed);
+    Checks.push_back({widen(AR, T128, Signed), Lo, Hi});
     return widen(AR, E->getType(), Signed);
   }
   const SCEV *visitSignExtendExpr(const SCEVSignExtendExpr *E) { return ext(E, true); }
@@ -433,9 +440,8 @@ public:
         if (!(WP->getFlags() & (Signed ? SCEVWrapPredicate::IncrementNSSW : SCEVWrapPredicate::IncrementNUSW)))
           continue;
         const SCEV *Start = Signed ? SE.getSignExtendExpr(AR->getStart(), T128) : SE.getZeroExtendExpr(AR->getStart(), T128);
-        APInt Lo = Signed ? APInt::getSignedMinValue(N).sext(128) : APInt::getZero(128);
-        APInt Hi = Signed ? APInt::getSignedMaxValue(N).sext(128) : APInt::getMaxValue(N).zext(128);
-        Add.push_back({SE.getAddRecExpr(Start, Step, L, SCEV::FlagAnyWrap), SE.getConstant(Lo), SE.getConstant(Hi)});
+        auto [Lo, Hi] = rangeOf(SE, N, Signed);
+        Add.push_back({SE.getAddRecExpr(Start, Step, L, SCEV::FlagAnyWrap), Lo, Hi});
       }
     }
     if (Add.empty()) return None;
