@@ -144,10 +144,11 @@ static int __attribute__((noinline)) coal_keep_slow(qv_coal *c, uintptr_t a, uin
 static inline void coal_unkept(uintptr_t a, uintptr_t n, int w, uintptr_t pc) { (void)a, (void)n, (void)w, (void)pc; }
 
 /* A run's ACCESS rows: of the kernel's construct on the device side. */
-static void coal_emit(const qv_run *r, uintptr_t lo, uintptr_t size, uintptr_t stride, uint64_t blocks) {
-  qv_tls *t = &qv_t;
+static void row_write(const qv_tls *t, int64_t t0, uintptr_t lo, uintptr_t size, uintptr_t stride, uint64_t blocks,
+                      uint64_t planes, uintptr_t pstride, int write, int width, uintptr_t pc, int dev, int64_t construct) {
+  (void)t;
   qv_event_t e = QV_EVENT_INIT;
-  e.time_ns = r->t0;
+  e.time_ns = t0;
   e.kind = QV_K_ACCESS;
   e.addr = lo;
   e.size = size;
@@ -155,15 +156,213 @@ static void coal_emit(const qv_run *r, uintptr_t lo, uintptr_t size, uintptr_t s
     e.addr2 = stride;
     e.aux2 = (int64_t)blocks;
   }
-  e.op = r->write;
-  e.aux = r->width;
-  e.device = t->dev;
-  e.id = t->dev >= 0 ? t->construct : -1;
-  e.pc = r->pc;
+  e.op = write;
+  e.aux = width;
+  e.device = dev;
+  e.id = dev >= 0 ? construct : -1;
+  e.pc = pc;
   e.flags = QV_F_PC_RET;
-  t->in_tool++;
+  if (planes > 1) { /* FORMAT.md: planes of a strided run (version 5) */
+    e.name = (int32_t)planes;
+    e.id2 = (int64_t)pstride;
+    e.flags |= QV_F_NAME_INT;
+  }
+  qv_t.in_tool++;
   qv_emit(&e);
-  t->in_tool--;
+  qv_t.in_tool--;
+}
+
+/* ---- planes (qv_planes.h) ---- */
+
+static inline uintptr_t span_of(uintptr_t bsize, uintptr_t stride, uint64_t blocks) {
+  return blocks > 1 ? (blocks - 1) * stride + bsize : bsize;
+}
+
+/* Whether `blocks` blocks of `bsize` bytes every `stride` from lo may share a byte with [a, e). */
+static int blocks_hit(uintptr_t lo, uintptr_t bsize, uintptr_t stride, uint64_t blocks, uintptr_t a, uintptr_t e) {
+  if (a >= lo + span_of(bsize, stride, blocks) || e <= lo) return 0;
+  if (blocks < 2 || a <= lo) return 1;
+  uint64_t k = (a - lo) / stride; /* the block at or before a */
+  if (a < lo + k * stride + bsize) return 1;
+  return k + 1 < blocks && e > lo + (k + 1) * stride;
+}
+
+/* Whether two block sets may share a byte (exact for few blocks against any and for equal strides,
+ * else by their hulls). */
+#define QV_FEW_BLOCKS 8
+static int rows_meet(uintptr_t alo, uintptr_t abs, uintptr_t ast, uint64_t ab,
+                     uintptr_t blo, uintptr_t bbs, uintptr_t bst, uint64_t bb) {
+  uintptr_t ahi = alo + span_of(abs, ast, ab), bhi = blo + span_of(bbs, bst, bb);
+  if (alo >= bhi || blo >= ahi) return 0;
+  if (ab <= QV_FEW_BLOCKS) { /* (a family's few members: a block at each of a few rows) */
+    for (uint64_t i = 0; i < ab; i++)
+      if (blocks_hit(blo, bbs, bst, bb, alo + i * ast, alo + i * ast + abs)) return 1;
+    return 0;
+  }
+  if (bb <= QV_FEW_BLOCKS) return rows_meet(blo, bbs, bst, bb, alo, abs, ast, ab);
+  if (ast != bst) return 1;
+  uintptr_t d = blo >= alo ? (blo - alo) % ast : (ast - (alo - blo) % ast) % ast;
+  return !(d >= abs && d <= ast - bbs);
+}
+
+static inline void hull_add(uintptr_t *lo, uintptr_t *hi, uintptr_t a, uintptr_t e) {
+  if (*hi <= *lo) *lo = a, *hi = e;
+  if (a < *lo) *lo = a;
+  if (e > *hi) *hi = e;
+}
+
+/* Remember a row of kind w this thread recorded (written or held) at log time tau, its run started
+ * at start; the one leaving the ring joins the kind's gone summary. */
+static void recent_put(qv_planes *P, int w, uintptr_t lo, uintptr_t bsize, uintptr_t stride, uint64_t blocks,
+                       int64_t tau, int64_t start) {
+  qv_recent *e = &P->recent[w][P->head[w]];
+  if (P->n[w] == QV_RECENT) {
+    qv_gone *g = &P->gone[w];
+    hull_add(&g->lo, &g->hi, e->lo, e->hi);
+    if (e->tau > g->tau) g->tau = e->tau;
+    if (e->start > g->start) g->start = e->start;
+  } else {
+    P->n[w]++;
+  }
+  P->head[w] = (P->head[w] + 1) % QV_RECENT;
+  *e = (qv_recent){lo, lo + span_of(bsize, stride, blocks), bsize, stride, blocks, tau, start};
+}
+
+/* Whether the row [lo, + span) of held row h's shape, whose run started at start, may be stamped
+ * with h's time: every row of the thread it shares a byte with (one of the two a write; a read row
+ * looks at the writes only) stays on the side of it the runs' starts put it on. */
+static int plane_clear(const qv_tls *t, const qv_plane_row *h, uintptr_t lo, int64_t start) {
+  const qv_planes *P = &t->planes;
+  uintptr_t hi = lo + span_of(h->bsize, h->stride, h->blocks);
+  for (int w = !h->write; w < 2; w++) {
+    const qv_gone *g = &P->gone[w];
+    if (g->hi > g->lo && lo < g->hi && hi > g->lo && (g->tau >= h->t0 || g->start > start)) return 0;
+    for (uint32_t k = 0; k < P->n[w]; k++) {
+      const qv_recent *e = &P->recent[w][k];
+      if ((e->start < start) != (e->tau < h->t0) && e->lo < hi && e->hi > lo &&
+          rows_meet(e->lo, e->bsize, e->stride, e->blocks, lo, h->bsize, h->stride, h->blocks))
+        return 0;
+    }
+  }
+  for (uint32_t m = t->c.occ; m; m &= m - 1) { /* pending runs, written later at their start */
+    const qv_run *r = &t->c.runs[__builtin_ctz(m)];
+    if (r->t0 <= h->t0 || r->t0 >= start || !(r->write || h->write) || r->lo >= hi || r->hi <= lo) continue;
+    if (!r->stride ? rows_meet(r->lo, r->hi - r->lo, 0, 1, lo, h->bsize, h->stride, h->blocks)
+                   : rows_meet(r->lo, r->bsize, r->stride, r->blocks, lo, h->bsize, h->stride, h->blocks) ||
+                         (r->thi > r->tlo && rows_meet(r->tlo, r->thi - r->tlo, 0, 1, lo, h->bsize, h->stride, h->blocks)))
+      return 0;
+  }
+  return 1;
+}
+
+static void held_write(const qv_tls *t, qv_plane_row *h) {
+  if (h->blocks == 1 && h->planes > 1) /* planes of one block: a strided run (version 2) */
+    row_write(t, h->t0, h->lo, h->bsize, h->pstride, h->planes, 1, 0, h->write, h->width, h->pc, h->dev, h->construct);
+  else
+    row_write(t, h->t0, h->lo, h->bsize, h->stride, h->blocks, h->planes, h->pstride, h->write, h->width, h->pc, h->dev,
+              h->construct);
+  h->planes = 0;
+}
+
+/* Write every held row (at every point the coalescer flushes: kernel end, sync, a crash). */
+static void planes_flush(qv_tls *t) {
+  qv_planes *P = &t->planes;
+  for (uint32_t m = P->occ; m; m &= m - 1) held_write(t, &P->held[__builtin_ctz(m)]);
+  P->occ = 0;
+  for (int w = 0; w < 2; w++) { /* (what comes next is later than all of it) */
+    P->n[w] = P->head[w] = 0;
+    P->gone[w] = (qv_gone){0, 0, 0, 0};
+  }
+}
+
+/* The held row of call site pc a row [lo, ...) of this shape may join as its next plane (NULL none),
+ * with the plane distance in *d. A row of one plane pairs only once another row of its site went
+ * elsewhere (so a red-black colour's rows i, i+2, ... pair, and i+1, i+3, ... form the other held
+ * row), with the oldest such row first. */
+static qv_plane_row *plane_of(qv_tls *t, uintptr_t pc, int write, int width, uintptr_t lo, uintptr_t bsize,
+                              uintptr_t stride, uint64_t blocks, int64_t start, uintptr_t *d) {
+  qv_planes *P = &t->planes;
+  uintptr_t span = span_of(bsize, stride, blocks);
+  qv_plane_row *take = NULL;
+  for (uint32_t m = P->occ; m; m &= m - 1) {
+    qv_plane_row *h = &P->held[__builtin_ctz(m)];
+    if (h->pc != pc || h->write != write || h->width != width || h->bsize != bsize || h->stride != stride ||
+        h->blocks != blocks || h->dev != t->dev || h->construct != t->construct || (take && take->t0 <= h->t0))
+      continue;
+    uintptr_t dh;
+    if (h->planes == 1) {
+      if (!h->passed || lo <= h->lo) continue;
+      dh = lo - h->lo;
+      if (dh <= span || (blocks > 1 && dh % stride)) continue;
+    } else {
+      dh = h->pstride;
+      if (h->planes >= QV_PLANES_MAX || lo != h->lo + h->planes * dh) continue;
+    }
+    if (!plane_clear(t, h, lo, start)) continue;
+    take = h, *d = dh;
+  }
+  return take;
+}
+
+/* A row of h's site went to h: the other held rows of the site were passed by. */
+static void went_to(qv_planes *P, qv_plane_row *h) {
+  h->used = ++P->uses;
+  for (uint32_t m = P->occ; m; m &= m - 1) {
+    qv_plane_row *o = &P->held[__builtin_ctz(m)];
+    if (o != h && o->pc == h->pc) o->passed = 1;
+  }
+}
+
+/* Row [lo, ...) of a run that started at start joins held row h as its next plane, d from the
+ * previous one. */
+static void plane_add(qv_tls *t, qv_plane_row *h, uintptr_t d, uintptr_t lo, int64_t start) {
+  qv_planes *P = &t->planes;
+  h->planes++;
+  h->pstride = d;
+  recent_put(P, h->write, lo, h->bsize, h->stride, h->blocks, h->t0, start);
+  went_to(P, h);
+}
+
+/* A row of run r (a complete strided run, or one block): a plane of a held row, or held itself
+ * (planes of one block are written as one strided run, version 2). */
+static void plane_offer(qv_tls *t, const qv_run *r, uintptr_t lo, uintptr_t bsize, uintptr_t stride, uint64_t blocks) {
+  qv_planes *P = &t->planes;
+  uintptr_t d = 0;
+  qv_plane_row *take = plane_of(t, r->pc, r->write, r->width, lo, bsize, stride, blocks, r->t0, &d);
+  if (take) {
+    plane_add(t, take, d, lo, r->t0);
+    return;
+  }
+  int k;
+  if (P->occ != (uint32_t)((1ull << QV_HELD) - 1)) {
+    k = __builtin_ctz(~P->occ);
+  } else { /* the row that took a plane longest ago is written out */
+    k = 0;
+    for (int i = 1; i < QV_HELD; i++)
+      if (P->held[i].used < P->held[k].used) k = i;
+    held_write(t, &P->held[k]);
+  }
+  take = &P->held[k];
+  *take = (qv_plane_row){.lo = lo, .bsize = bsize, .stride = stride, .blocks = blocks, .planes = 1, .pc = r->pc,
+                         .t0 = r->t0, .construct = t->construct, .write = r->write, .width = r->width,
+                         .dev = t->dev};
+  P->occ |= 1u << k;
+  recent_put(P, r->write, lo, bsize, stride, blocks, r->t0, r->t0);
+  went_to(P, take);
+}
+
+static void coal_emit(const qv_run *r, uintptr_t lo, uintptr_t size, uintptr_t stride, uint64_t blocks) {
+  qv_tls *t = &qv_t;
+  if (t->c.strided) {
+    if (blocks == 2) { /* (two blocks of a family's diagonal: each pairs with its own at the next rows) */
+      plane_offer(t, r, lo, size, 0, 1);
+      plane_offer(t, r, lo + stride, size, 0, 1);
+    } else {
+      plane_offer(t, r, lo, size, blocks > 1 ? stride : 0, blocks);
+    }
+    return;
+  }
+  row_write(t, r->t0, lo, size, stride, blocks, 1, 0, r->write, r->width, r->pc, t->dev, t->construct);
 }
 
 /* Atomic accesses as synchronisation (pass/quiver_range.cpp): only the PMPI tracer records them
@@ -182,7 +381,10 @@ static inline void coal_atomic(void *p, size_t n, size_t desc, uintptr_t pc) { (
 #define QV_COAL_NOW() qv_stamp()
 #include "qv_coalesce.inc"
 
-void qv_runs_flush(qv_tls *t) { coal_flush(&t->c); }
+void qv_runs_flush(qv_tls *t) {
+  coal_flush(&t->c);
+  planes_flush(t);
+}
 
 void qv_access_range(uintptr_t a, uintptr_t n, int write, uintptr_t pc) {
   if (qv_rec && n) access_at(a, n, write, pc, 0, 0, NULL);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "qv_coalesce.h"
+#include "qv_planes.h"
 #include "qv_raw.h"
 
 /* formats/schema.py codes used natively */
@@ -58,6 +59,7 @@ typedef struct qv_tls {
   uintptr_t stk_top;      /* highest address of this thread's stack (cached, workers) */
   qv_coal c;              /* pending access runs (qv_coalesce.h); c.strided: device side of a kernel
                              that is not nowait, where runs may become strided */
+  qv_planes planes;       /* held strided rows (qv_planes.h), device side of such a kernel only */
   int slot_idx;           /* index in the global kernel-stack table, -1 = none */
   /* current construct on this thread (set at target_emi begin, nested in the wrapper) */
   int64_t cur_construct;
