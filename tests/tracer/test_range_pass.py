@@ -227,7 +227,7 @@ NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
 NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
                "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose",
                "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops", "tiled_and",
-               "recurrence", "unsigned_cols", "after_scan"]
+               "recurrence", "unsigned_cols", "after_scan", "redblack_odd", "planes_order"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
