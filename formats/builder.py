@@ -197,14 +197,25 @@ class LogBuilder:
 
     def access(self, addr: int, size: int, *, write: bool = False, device: int = -1, construct: int = -1,
                site: Site = None, thread: int = 0, rank: int = 0, atomic: bool = False,
-               time_ns: int | None = None, width: int = 0, stride: int = 0, blocks: int = 1) -> None:
-        """``blocks`` > 1: a strided run, ``blocks`` blocks of ``size`` bytes every ``stride`` bytes."""
+               time_ns: int | None = None, width: int = 0, stride: int = 0, blocks: int = 1, planes: int = 1,
+               plane_stride: int = 0) -> None:
+        """``blocks`` > 1: a strided run, ``blocks`` blocks of ``size`` bytes every ``stride`` bytes.
+        ``planes`` > 1 (format version 5): that run ``planes`` times, plane p moved by ``p * plane_stride``
+        bytes (the run must be strided, ``plane_stride`` beyond its span and a multiple of ``stride``)."""
         if blocks > 1 and stride <= size:
             raise ValueError(f"a strided access needs stride > size (stride {stride}, size {size})")
+        if planes > 1:
+            span = (blocks - 1) * stride + size
+            if blocks < 2:
+                raise ValueError(f"planes of an access need a strided run (blocks {blocks})")
+            if plane_stride <= span or plane_stride % stride:
+                raise ValueError(f"planes of a strided access need plane_stride > the run's span {span} and a "
+                                 f"multiple of stride {stride} (plane_stride {plane_stride})")
         flags = (AccessFlag.WRITE if write else 0) | (AccessFlag.ATOMIC if atomic else 0)
         self.event(EventKind.ACCESS, addr=addr, size=size, op=int(flags), device=device, id=construct,
                    loc=self._loc(site), thread=thread, rank=rank, time_ns=time_ns, aux=width,
-                   addr2=stride if blocks > 1 else 0, aux2=blocks if blocks > 1 else 0)
+                   addr2=stride if blocks > 1 else 0, aux2=blocks if blocks > 1 else 0,
+                   name=planes if planes > 1 else -1, id2=plane_stride if planes > 1 else -1)
 
     # MPI ---------------------------------------------------------------------------------
     def win_create(self, rank: int, win: int, base: int, size: int, *, disp_unit: int = 1,

@@ -66,11 +66,11 @@ class LogStats:
     Plain Python values (a small run's finalize does without numpy), in a plain class: `trace record`
     imports this module while a small program runs, and `dataclasses` costs ~7 ms of CPU there."""
 
-    FIELDS = ("kinds", "t_min", "t_max", "threads", "ranks", "devices", "rows")
+    FIELDS = ("kinds", "t_min", "t_max", "threads", "ranks", "devices", "rows", "blocks")
 
     def __init__(self, kinds: Iterable[int] | None = None, t_min: int | None = None, t_max: int | None = None,
                  threads: set[tuple[int, int]] | None = None, ranks: set[int] | None = None,
-                 devices: set[int] | None = None, rows: int = 0) -> None:
+                 devices: set[int] | None = None, rows: int = 0, blocks: int | None = None) -> None:
         # counts may come as a numpy array (a scan's)
         self.kinds: list[int] = [int(k) for k in kinds] if kinds is not None else [0] * KINDS
         self.t_min, self.t_max = t_min, t_max
@@ -78,6 +78,9 @@ class LogStats:
         self.ranks: set[int] = ranks if ranks is not None else set()
         self.devices: set[int] = devices if devices is not None else set()
         self.rows = rows        # rows added, counted or not (kind values outside 0..KINDS-1 are not)
+        # blocks the ACCESS rows stand for (a strided row its blocks, a row of planes planes x blocks:
+        # formats/blocks.py); None: not counted (columns without aux2, stats of a writer that did not count them)
+        self.blocks = blocks
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LogStats):
@@ -88,16 +91,26 @@ class LogStats:
         return f"LogStats({', '.join(f'{f}={getattr(self, f)!r}' for f in self.FIELDS)})"
 
     def add(self, cols: Mapping[str, np.ndarray]) -> None:
-        """Count the rows of ``cols`` (needs kind, time_ns, rank, thread, device)."""
+        """Count the rows of ``cols`` (needs kind, time_ns, rank, thread, device; with aux2, and name for
+        planes, the blocks of the ACCESS rows too)."""
         kind = cols["kind"]
         if not len(kind):
             return
+        first = self.empty
         self.rows += len(kind)
         if isinstance(kind, array):
-            self._add_plain(cols)
+            self._add_plain(cols, first)
             return
         import numpy as np
 
+        from .blocks import row_blocks
+
+        if "aux2" in cols and (first or self.blocks is not None):
+            acc = kind == int(EventKind.ACCESS)
+            name = cols["name"][acc] if "name" in cols else None
+            self.blocks = (self.blocks or 0) + int(row_blocks(cols["aux2"][acc], name).sum())
+        else:
+            self.blocks = None
         kind = kind.astype(np.int64)
         counted = kind if kind.min() >= 0 else kind[kind >= 0]     # invalid kinds: the reader rejects them
         self._count(np.bincount(counted, minlength=KINDS)[:KINDS].tolist())
@@ -111,12 +124,19 @@ class LogStats:
         dev = cols["device"][kind < int(EventKind.WIN_CREATE)]
         self.devices.update(distinct(dev[dev >= 0]).tolist())
 
-    def _add_plain(self, cols: Mapping[str, array]) -> None:
+    def _add_plain(self, cols: Mapping[str, array], first: bool) -> None:
         """add() of array.array columns (a small run's object rows), row by row."""
         counts = [0] * KINDS
         for k in cols["kind"]:
             if 0 <= k < KINDS:
                 counts[k] += 1
+        if "aux2" in cols and (first or self.blocks is not None):
+            acc = int(EventKind.ACCESS)
+            names = cols["name"] if "name" in cols else [1] * len(cols["kind"])
+            self.blocks = (self.blocks or 0) + sum(max(b, 1) * max(p, 1) for k, b, p in
+                                                   zip(cols["kind"], cols["aux2"], names, strict=True) if k == acc)
+        else:
+            self.blocks = None
         self._count(counts)
         self._span(min(cols["time_ns"]), max(cols["time_ns"]))
         self.threads.update(zip(cols["rank"], cols["thread"], strict=True))
@@ -132,6 +152,9 @@ class LogStats:
         self.kinds = [a + b for a, b in zip(self.kinds, counts, strict=True)]
 
     def merge(self, other: LogStats) -> None:
+        if not other.empty:
+            self.blocks = other.blocks if self.empty else \
+                None if self.blocks is None or other.blocks is None else self.blocks + other.blocks
         self._count(other.kinds)
         self.rows += other.rows
         if other.t_min is not None and other.t_max is not None:
@@ -139,6 +162,11 @@ class LogStats:
         self.threads |= other.threads
         self.ranks |= other.ranks
         self.devices |= other.devices
+
+    @property
+    def empty(self) -> bool:
+        """Nothing counted yet (its ``blocks`` say nothing)."""
+        return self.rows == 0 and not any(self.kinds)
 
     @property
     def events(self) -> int:
@@ -150,13 +178,16 @@ class LogStats:
         for r, t in self.threads:
             by_rank.setdefault(r, []).append(t)
         names = {int(k): k.name.lower() for k in EventKind}
-        return {
+        out = {
             "kinds": {names.get(k, str(k)): int(self.kinds[k]) for k, n in enumerate(self.kinds) if n},
             "time_ns": [self.t_min, self.t_max] if self.t_min is not None else [],
             "threads": {str(r): _ranges(set(ts)) for r, ts in sorted(by_rank.items())},
             "ranks": _ranges(self.ranks),
             "devices": _ranges(self.devices),
         }
+        if self.blocks is not None:
+            out["access_blocks"] = int(self.blocks)
+        return out
 
     @classmethod
     def from_json(cls, data: Any) -> LogStats | None:
@@ -179,6 +210,11 @@ class LogStats:
             s.ranks = _parse_ranges(data["ranks"])
             s.devices = _parse_ranges(data["devices"])
             s.rows = s.events
+            blocks = data.get("access_blocks")
+            if blocks is not None:
+                s.blocks = int(blocks)
+                if s.blocks < 0:
+                    return None
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError):
             return None
         return s

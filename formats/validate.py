@@ -69,6 +69,7 @@ for _kind, _codes in _OPS.items():
 # kinds whose `id2` is a peer rank, and whose `name` is not a string id (RMA: the MPI_Op code)
 PEER_KINDS = [int(EventKind.RMA), int(EventKind.MPI_MESSAGE)]
 NAME_NOT_STRING = int(EventKind.RMA)
+ACCESS = int(EventKind.ACCESS)   # its `name` is a plane count (format version 5), not a string id
 VALID_OP_FLAT = VALID_OP.ravel()
 # the same tables as bit sets of kinds (a batch scan's ``kinds``: formats/batch_scan.py)
 VALID_KIND_BITS = sum(1 << k for k in np.flatnonzero(VALID_KIND).tolist())
@@ -185,8 +186,11 @@ class BatchRules:
                     self._fail_if(bad, batch, "unknown operation code for its event kind", op)
         if "name" in cols and not within("name", -1, self.n_strings):
             name = cols["name"]
-            self._fail_if((kind != NAME_NOT_STRING) & ((name < -1) | (name >= self.n_strings)), batch,
-                          "string id out of range", name)
+            string = (kind != NAME_NOT_STRING) & (kind != ACCESS)
+            self._fail_if(string & ((name < -1) | (name >= self.n_strings)), batch, "string id out of range", name)
+        planes = "name" in cols and not within("name", -1, 2)     # ACCESS rows of planes (format version 5)
+        if planes:
+            self._fail_if((kind == ACCESS) & (cols["name"] < -1), batch, "negative plane count", cols["name"])
         if "id2" in cols and not within("id2", -1, self.ranks):
             peer = (kind == PEER_KINDS[0]) | (kind == PEER_KINDS[1])
             self._fail_if(peer & ((cols["id2"] < -1) | (cols["id2"] >= self.ranks)), batch,
@@ -197,27 +201,45 @@ class BatchRules:
                 is_map = kind == int(EventKind.MAP_CLAUSE)
                 self._fail_if(is_map & ((aux2 < -1) | (aux2 >= self.n_strings)), batch,
                               "clause-text string id out of range", aux2)
-            if not within("aux2", 0, 2):
-                self._check_strided(cols, kind == int(EventKind.ACCESS), batch, time_ns)
+            if not within("aux2", 0, 2) or planes:
+                self._check_strided(cols, kind == ACCESS, batch, time_ns, planes)
 
     def _check_strided(self, cols: dict[str, np.ndarray], access: np.ndarray, batch: int,
-                       time_ns: Callable[[], np.ndarray] | None) -> None:
+                       time_ns: Callable[[], np.ndarray] | None, planes: bool) -> None:
         blocks = cols["aux2"]
         if bool((access & (blocks < 0)).any()):
             self._fail_if(access & (blocks < 0), batch, "negative block count", blocks)
+        if planes:
+            # planes (format version 5): each plane a real strided run, the planes disjoint, in address order
+            # and at the same phase; the stride rules below then hold for every plane
+            name = cols["name"]
+            self._fail_if(access & (name >= 2) & (blocks < 2), batch, "planes of an access run that is not strided",
+                          name)
         rows = np.flatnonzero(access & (blocks >= 2))
         if not len(rows):
             return
         nb = blocks[rows]
+        np_ = np.maximum(cols["name"][rows], 1).astype(np.float64) if planes else np.ones(len(rows))
         if "addr2" in cols and "size" in cols:
             # float64 is exact enough for a bound at 2^48 (and cannot overflow like uint64 products)
             stride, size = cols["addr2"][rows].astype(np.float64), cols["size"][rows].astype(np.float64)
-            bad = (stride <= size) | ((nb - 1).astype(np.float64) * stride + size > ADDRESS_LIMIT)
-            if bad.any():
-                full = np.zeros(len(blocks), dtype=bool)
-                full[rows[bad]] = True
-                self._fail_if(full, batch, "strided access run outside the 48-bit address space", blocks)
-        total = int(np.minimum(nb, ADDRESS_LIMIT).sum())
+            span = (nb - 1).astype(np.float64) * stride + size
+            bad = (stride <= size) | (span > ADDRESS_LIMIT)
+            if planes and "id2" in cols:
+                multi = np_ >= 2
+                pstride = cols["id2"][rows]
+                self._fail_at(rows, multi & (pstride.astype(np.float64) <= span), len(blocks), batch,
+                              "planes of a strided access run that overlap (plane stride within the plane's span)",
+                              pstride)
+                self._fail_at(rows, multi & (pstride % np.maximum(cols["addr2"][rows], 1).astype(np.int64) != 0),
+                              len(blocks), batch, "planes of a strided access run at another phase (plane stride "
+                              "not a multiple of the stride)", pstride)
+                bad |= multi & ((np_ - 1) * pstride.astype(np.float64) + span > ADDRESS_LIMIT)
+            self._fail_at(rows, bad, len(blocks), batch, "strided access run outside the 48-bit address space", nb)
+        # planes x blocks; float64: the products of a crafted row overflow int64, and any sum past 2^53 is far
+        # beyond every budget
+        total_f = float((np.minimum(nb, ADDRESS_LIMIT).astype(np.float64) * np.minimum(np_, ADDRESS_LIMIT)).sum())
+        total = int(total_f)
         budget = self.block_budget + BLOCKS_PER_EVENT * len(blocks)
         if total <= budget:
             return
@@ -229,6 +251,15 @@ class BatchRules:
                 f"{self.path}: damaged log (batch {batch}): its strided access runs stand for {total} blocks, more "
                 f"than {budget} for {len(blocks)} events in {elapsed} ns of run time (set QUIVER_MAX_BLOCKS to "
                 f"allow more for a real log)")
+
+    def _fail_at(self, rows: np.ndarray, bad: np.ndarray, n: int, batch: int, what: str, values: np.ndarray) -> None:
+        """``_fail_if`` of a mask over ``rows`` (indices into the batch's n rows); ``values`` over ``rows`` too."""
+        if bad.any():
+            full = np.zeros(n, dtype=bool)
+            full[rows[bad]] = True
+            at = np.zeros(n, dtype=np.asarray(values).dtype)
+            at[rows] = values
+            self._fail_if(full, batch, what, at)
 
     def _fail_if(self, bad: np.ndarray, batch: int, what: str, values: np.ndarray) -> None:
         if bad.any():

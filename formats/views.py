@@ -96,6 +96,10 @@ def family_view(log: EventLog, family: str, events: pl.DataFrame | None = None) 
             exprs.append(col.alias(nice))
     if family == "accesses":
         exprs.append(((pl.col("op") & 1) == 1).alias("write"))
+        # format version 5: `name` >= 2 is that many planes of the strided run, `id2` bytes apart
+        planes = pl.max_horizontal(pl.col("name").cast(pl.Int64), pl.lit(1, pl.Int64))
+        exprs.append(planes.alias("planes"))
+        exprs.append(pl.when(planes >= 2).then(pl.col("id2")).otherwise(0).cast(pl.Int64).alias("plane_stride"))
         exprs.append(pl.when(pl.col("device") < 0).then(pl.lit("host")).otherwise(pl.lit("device")).alias("side"))
     if family == "tasks":
         exprs.append(pl.when(pl.col("kind") == int(EventKind.TASK_DEPEND))

@@ -17,7 +17,7 @@ from quiver.formats.names import ALLOC_NAMES, CONSTRUCT_NAMES_BY_KEY, map_type_n
 from quiver.formats.select import SEQ_DTYPE, iter_events, select_events
 from quiver.formats.views import locations_frame
 from quiver.replay.transfers.constructs import clause_text
-from quiver.replay.transfers.device_to_host import LiveMappings, device_to_host
+from quiver.replay.transfers.device_to_host import LiveMappings, device_to_host_planes
 from quiver.replay.transfers.redundant import free_sizes
 
 HISTORY_KINDS = (EventKind.ALLOC, EventKind.FREE, EventKind.MAP_CLAUSE, EventKind.DATA_OP, EventKind.ACCESS,
@@ -99,17 +99,33 @@ def operation_history(log: EventLog, *, variable: str | None = None, addr: int |
     frees = free_sizes(log)
     parts = []
     for batch in iter_events(log, HISTORY_KINDS):
-        cols = {c: batch[c].to_numpy() for c in ("kind", "rank", "device", "addr", "addr2", "size", "op", "aux2")}
-        host = device_to_host(cols, live)
+        cols = {c: batch[c].to_numpy() for c in ("kind", "rank", "device", "addr", "addr2", "size", "op", "aux2",
+                                                 "name", "id2")}
         is_access = cols["kind"] == int(EventKind.ACCESS)
         is_dev_access = is_access & (cols["device"] >= 0)
-        lo = np.where(is_dev_access, host, cols["addr"]).astype(np.uint64)
-        b = batch.with_columns(pl.Series("host_addr", lo), pl.lit("origin").alias("role"))
-        b = b.join(frees.rename({"size": "free_size"}), on="seq", how="left").with_columns(
+        # one entry per plane of every row (rows of planes, format version 5; one for the others): a device
+        # row's planes translated one by one (a later plane may lie in another mapping, or in none)
+        host, first = device_to_host_planes(cols, live)
+        planes = np.diff(first)
+        row = np.repeat(np.arange(len(planes)), planes)
+        p = np.arange(len(row)) - first[row]
+        p_lo = np.where(is_dev_access[row], host,
+                        cols["addr"][row] + (p * np.where(planes[row] > 1, cols["id2"][row], 0)).astype(np.uint64))
+        mapped = ~(is_dev_access[row] & (host == 0))
+        b = batch.join(frees.rename({"size": "free_size"}), on="seq", how="left").with_columns(
             pl.when(pl.col("kind") == int(EventKind.FREE)).then(pl.col("free_size").fill_null(1))
             .otherwise(pl.col("size")).alias("span"))
         length = np.maximum(b["span"].to_numpy(), 1).astype(np.uint64)
-        keep = _blocks_overlapping(cols["rank"], lo, length, cols, is_access, ranges) & ~(is_dev_access & (host == 0))
+        hit = _blocks_overlapping(cols["rank"][row], p_lo.astype(np.uint64), length[row],
+                                  {c: cols[c][row] for c in ("size", "addr2", "aux2")}, is_access[row], ranges) & mapped
+        keep = np.zeros(len(planes), dtype=bool)
+        keep[row[hit]] = True
+        # host_addr: the first block's host address (a device row's first plane in a mapping)
+        lo = cols["addr"].astype(np.uint64)
+        if len(planes):
+            at = np.minimum.reduceat(np.where(mapped, np.arange(len(host)), len(host)), first[:-1])
+            lo = np.where(is_dev_access, np.where(at < len(host), host[np.minimum(at, len(host) - 1)], 0), lo)
+        b = b.with_columns(pl.Series("host_addr", lo), pl.lit("origin").alias("role"))
         parts.append(b.filter(pl.Series(keep)).drop("free_size", "span"))
         rma = batch.filter(pl.col("kind") == int(EventKind.RMA))
         if rma.height and wins.height:
@@ -187,6 +203,9 @@ def _describe(log: EventLog, rows: pl.DataFrame, control: pl.DataFrame, ranges: 
     detail = (pl.when(kind == int(EventKind.MAP_CLAUSE)).then(pl.col("clause_detail"))
               .when(kind == int(EventKind.RMA)).then(pl.format("window {}, {} bytes at target displacement {}",
                                                                 pl.col("id"), pl.col("size"), pl.col("aux")))
+              .when(strided & (pl.col("name") >= 2)).then(pl.format(
+                  "{} planes {} bytes apart of a strided run: {} blocks of {} bytes every {} bytes", pl.col("name"),
+                  pl.col("id2"), pl.col("aux2"), pl.col("size"), pl.col("addr2")))
               .when(strided).then(pl.format("strided run: {} blocks of {} bytes every {} bytes", pl.col("aux2"),
                                             pl.col("size"), pl.col("addr2")))
               .when(kind == int(EventKind.DATA_OP)).then(
@@ -201,7 +220,8 @@ def _describe(log: EventLog, rows: pl.DataFrame, control: pl.DataFrame, ranges: 
         .otherwise(None).alias("variable"),
         (pl.col("host_addr").cast(pl.Int64) - pl.col("range_lo").cast(pl.Int64)).alias("offset"),
         pl.when(kind == int(EventKind.FREE)).then(pl.lit(0, dtype=pl.UInt64))
-        .when(strided).then(pl.col("size") * pl.col("aux2").cast(pl.UInt64)).otherwise(pl.col("size"))
+        .when(strided).then(pl.col("size") * pl.col("aux2").cast(pl.UInt64)
+                            * pl.max_horizontal(pl.col("name"), pl.lit(1)).cast(pl.UInt64)).otherwise(pl.col("size"))
         .alias("bytes"),
         pl.col("cid").alias("construct"))
     out = out.join(locations_frame(log), on="loc", how="left")

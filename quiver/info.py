@@ -10,7 +10,8 @@ from quiver.formats import FAMILIES, EventKind, EventLog, LogFormatError, LogSet
 from quiver.formats.logset import MANIFEST
 from quiver.formats.stats import STATS_KEY, LogStats
 
-SCAN_COLUMNS = ["kind", "time_ns", "rank", "thread", "device"]   # only what `trace info` prints
+# only what `trace info` prints (aux2 and name: the blocks of strided ACCESS rows and their planes)
+SCAN_COLUMNS = ["kind", "time_ns", "rank", "thread", "device", "aux2", "name"]
 
 
 @dataclass
@@ -40,10 +41,13 @@ def contents(log: EventLog, verify: bool = False) -> Contents:
     """From the stats the writer stored in the run metadata (no event read), or by a scan of the columns
     it prints when the log has none (written before they existed, or by a chunked write_log); ``verify``:
     by a scan of every column (each checked against its checksum and the value rules)."""
+    stored = LogStats.from_json(log.run.get(STATS_KEY))
     if verify:
         log.hints = False   # every stored byte, not the values the batches say their constant columns hold
-        return _scan(log, None)
-    stored = LogStats.from_json(log.run.get(STATS_KEY))
+        out = _scan(log, None)
+        if stored is not None and stored.blocks is None:
+            out.stats.blocks = None   # the same lines as without --verify (a writer that did not count blocks)
+        return out
     return Contents(stored) if stored is not None else _scan(log)
 
 
@@ -60,6 +64,7 @@ def _summary(path: str, run: dict[str, Any], version: int, found: Contents, size
         "threads": len(scan.threads),
         "devices": sorted(int(d) for d in scan.devices),
         "events": scan.events,
+        "access_blocks": scan.blocks,
         "counts": {fam: int(sum(kind_counts[int(k)] for k in ks)) for fam, ks in FAMILIES.items()},
         "kinds": {k.name.lower(): int(kind_counts[int(k)]) for k in EventKind if kind_counts[int(k)]},
         "time_span_ns": (scan.t_max - scan.t_min) if scan.t_min is not None and scan.t_max is not None else 0,
@@ -145,7 +150,10 @@ def render_summary(s: dict[str, Any]) -> str:
     ]
     width = max(len(f) for f in s["counts"])
     for fam, n in s["counts"].items():
-        lines.append(f"  {fam:<{width}}  {n}")
+        blocks = s.get("access_blocks")
+        more = f" (standing for {blocks} blocks: strided runs and their planes)" \
+            if fam == "accesses" and blocks is not None and blocks != n else ""
+        lines.append(f"  {fam:<{width}}  {n}{more}")
     for message in s.get("damaged", []):
         lines.append(f"DAMAGED: {message}")
     if not s["has_accesses"]:

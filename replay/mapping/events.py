@@ -118,7 +118,9 @@ def read_control_events(log: EventLog) -> ControlEvents:
 
 
 # What the VSM kernel reads from every event (control events come from ControlEvents).
-VSM_COLUMNS = ["rank", "kind", "device", "loc", "addr", "addr2", "size", "id", "op", "aux", "aux2"]
+# name, id2: the planes of strided ACCESS rows (format version 5; older logs are read without them)
+VSM_COLUMNS = ["rank", "kind", "device", "loc", "addr", "addr2", "size", "id", "op", "aux", "aux2", "name", "id2"]
+PLANE_COLUMNS = ("name", "id2")
 
 
 def iter_batches(log: EventLog, columns: list[str] | None = None) -> Iterator[tuple[int, dict[str, np.ndarray]]]:

@@ -44,7 +44,9 @@ the live host allocation holding its first byte is a section overflow.
 
 A strided ACCESS row (format version 2: ``aux2`` blocks of ``size`` bytes every ``addr2`` bytes) is
 applied block by block, in address order, all as the row's event: bytes are summed over its blocks,
-and it counts as one occurrence.
+and it counts as one occurrence. A row of planes (format version 5: ``name`` >= 2 copies of that run,
+``id2`` bytes apart) is applied plane by plane, each plane as that strided run would be (its first
+block decides which variable a later block of the plane overflows), all as the row's event.
 
 Detections are deduplicated by (kind, rank, device, access site, clause site and variable), keeping
 the first occurrence and summing bytes and occurrences (one per event). The oracle
@@ -76,13 +78,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from quiver.formats import DataOpKind, EventKind, EventLog, LogFormatError
 from quiver.formats.memory_limit import check_fits
-from quiver.formats.schema import COLUMN_DTYPES
+from quiver.formats.schema import COLUMN_DTYPES, FORMAT_VERSION, PLANES_VERSION
 from quiver.formats.sets import sorted_unique
 from quiver.replay.mapping import vsm_layout as K
 from quiver.replay.mapping import vsm_native
 from quiver.replay.mapping.events import (
     DETECTION_KINDS,
     HISTORY_MAX,
+    PLANE_COLUMNS,
     S_CV_INIT,
     S_CV_VALID,
     S_OV_INIT,
@@ -409,6 +412,9 @@ class VsmSession:
                  None if lazy else _column(columns, "id"), _column(columns, "op"),
                  None if lazy else _column(columns, "aux"), _column({"addr2": stride}, "addr2"),
                  _column({"aux2": blocks}, "aux2")]
+        # planes of strided rows (name >= 2, id2 apart): columns without them are one plane a row
+        planes = "name" in columns and "id2" in columns
+        held += [_column(columns, "name") if planes else None, _column(columns, "id2") if planes else None]
         p = vsm_native.ptr
         cols = vsm_native.Columns(*(p(a) for a in held), int(lazy))
         sel = vsm_native.Selection(p(rows_arr), 0, n, base)
@@ -523,9 +529,11 @@ def replay_log(log: EventLog, control: ControlEvents | None = None, *, history: 
     return session.detections(), session
 
 
-def stream_columns(lazy: bool = True) -> list[str]:
-    """The columns ``stream_log`` reads from every batch (``lazy``: without ``loc``/``id``/``aux``)."""
-    return [c for c in VSM_COLUMNS if c not in LAZY_COLUMNS] if lazy else VSM_COLUMNS
+def stream_columns(lazy: bool = True, version: int = FORMAT_VERSION) -> list[str]:
+    """The columns ``stream_log`` reads from every batch (``lazy``: without ``loc``/``id``/``aux``; a log
+    older than format version 5: without the planes' ``name``/``id2``)."""
+    skip = (LAZY_COLUMNS if lazy else ()) + (PLANE_COLUMNS if version < PLANES_VERSION else ())
+    return [c for c in VSM_COLUMNS if c not in skip]
 
 
 def stream_log(log: EventLog, session: VsmSession, progress, lazy: bool = True,
@@ -533,7 +541,7 @@ def stream_log(log: EventLog, session: VsmSession, progress, lazy: bool = True,
     """Apply every record batch; ``lazy``: read ``loc``/``id``/``aux`` of a batch only if it needs them
     (never when recording histories: a row the kernel stops at is applied again). ``batches``: the
     batches already read with ``stream_columns(lazy)`` (the bench times decoding apart)."""
-    names = stream_columns(lazy)
+    names = stream_columns(lazy, log.version)
     offset = 0
     for i in range(log.num_batches):
         batch = batches[i] if batches is not None else log.batch(i, names)

@@ -38,7 +38,7 @@ _I = ctypes.c_int64
 
 class Columns(ctypes.Structure):
     _fields_ = [(n, _P) for n in ("kind", "rank", "device", "loc", "addr", "size", "eid", "op", "aux", "stride",
-                                  "blocks")] + [("lazy", _I)]
+                                  "blocks", "planes", "pstride")] + [("lazy", _I)]
 
 
 class Selection(ctypes.Structure):

@@ -613,9 +613,16 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
     i64 sz = (i64)size[r];
     if (sz <= 0)
         goto out;
-    i64 a0 = (i64)addr[r];
     i64 nblk = blocks[r] > 1 ? blocks[r] : 1;
     i64 step = nblk > 1 ? (i64)stride[r] : 0;
+    /* planes (format version 5, name >= 2 of a strided row): plane p is the strided run moved by p * id2
+     * bytes, applied as the run is, all as the row's event (the caches, the memo and an overflow's "first
+     * block" as for consecutive rows) */
+    i64 nplanes = 1, pstride = 0;
+    if (cols->planes && nblk > 1 && cols->planes[r] > 1) {
+        nplanes = cols->planes[r];
+        pstride = cols->pstride[r];
+    }
     i64 rk = rank[r];
     i64 dv = device[r];
     int write = (op[r] & A_WRITE) != 0;
@@ -627,200 +634,204 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
         if (di < 0)
             goto out;
     }
-    if (di >= 0 && a0 >= 0 && (nblk == 1 || step > 0)) {
-        /* a device range or strided run wholly inside one of the two cached CVs: its blocks map to
-         * shadow bytes at the same stride, so only the per-block state checks remain */
-        i64 key0 = ((rk * ndev + di) << SHIFT) | a0;
-        i64 span = (nblk - 1) * step + sz;
-        int inside = ((a0 + span) >> SHIFT) == 0;
-        if (inside && !(cv.lo <= key0 && key0 + span <= cv.hi) && cv2.lo <= key0 && key0 + span <= cv2.hi) {
-            tmp = cv;
-            cv = cv2;
-            cv2 = tmp;
-        }
-        if (inside && nblk > 1 && !(cv.lo <= key0 && key0 + span <= cv.hi)) {
-            /* a strided run in neither cached CV (the first after a control event): its CV looked up here,
-             * as the general path below would on its first block, so that the shortcuts below apply */
-            i64 li, e = find_live(st, key0, &li);
-            if (e >= 0 && key0 + span <= EN(st, e, EN_DEV) + EN(st, e, EN_SIZE)) {
-                cv2 = cv;
-                cv.lo = EN(st, e, EN_DEV);
-                cv.hi = cv.lo + EN(st, e, EN_SIZE);
-                cv.shadow = EN(st, e, EN_SHADOW);
-                cv.entry = e;
+    for (i64 plane = 0; plane < nplanes; plane++) {
+        i64 a0 = (i64)addr[r] + plane * pstride;
+        if (di >= 0 && a0 >= 0 && (nblk == 1 || step > 0)) {
+            /* a device range or strided run wholly inside one of the two cached CVs: its blocks map to
+             * shadow bytes at the same stride, so only the per-block state checks remain */
+            i64 key0 = ((rk * ndev + di) << SHIFT) | a0;
+            i64 span = (nblk - 1) * step + sz;
+            int inside = ((a0 + span) >> SHIFT) == 0;
+            if (inside && !(cv.lo <= key0 && key0 + span <= cv.hi) && cv2.lo <= key0 && key0 + span <= cv2.hi) {
+                tmp = cv;
+                cv = cv2;
+                cv2 = tmp;
             }
-        }
-        if (inside && cv.lo <= key0 && key0 + span <= cv.hi) {
-            i64 cvv = cv_valid(di), cvi = cv_init(di);
-            i64 sb = cv.shadow + (key0 - cv.lo);
-            if (nblk == 1) {
-                /* the common row: one shadow block whose bounds decide it (else the general path) */
-                i64 b0 = sb >> lgb;
-                if (!watching && (sb + sz - 1) >> lgb == b0) {
-                    if (write) {
-                        if (unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi))
-                            goto out;
-                    } else if ((blo[b0] & cvv) != 0) {
-                        goto out;
+            if (inside && nblk > 1 && !(cv.lo <= key0 && key0 + span <= cv.hi)) {
+                /* a strided run in neither cached CV (the first after a control event): its CV looked up here,
+                 * as the general path below would on its first block, so that the shortcuts below apply */
+                i64 li, e = find_live(st, key0, &li);
+                if (e >= 0 && key0 + span <= EN(st, e, EN_DEV) + EN(st, e, EN_SIZE)) {
+                    cv2 = cv;
+                    cv.lo = EN(st, e, EN_DEV);
+                    cv.hi = cv.lo + EN(st, e, EN_SIZE);
+                    cv.shadow = EN(st, e, EN_SHADOW);
+                    cv.entry = e;
+                }
+            }
+            if (inside && cv.lo <= key0 && key0 + span <= cv.hi) {
+                i64 cvv = cv_valid(di), cvi = cv_init(di);
+                i64 sb = cv.shadow + (key0 - cv.lo);
+                if (nblk == 1) {
+                    /* the common row: one shadow block whose bounds decide it (else the general path) */
+                    i64 b0 = sb >> lgb;
+                    if (!watching && (sb + sz - 1) >> lgb == b0) {
+                        if (write) {
+                            if (unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi))
+                                goto next_plane;
+                        } else if ((blo[b0] & cvv) != 0) {
+                            goto next_plane;
+                        }
+                    }
+                } else {
+                    /* a strided run: settled at once when the strided memo says its rows already hold what a
+                     * write would set (or the valid bit a read needs), or when every shadow block of its span
+                     * does (when the span has fewer shadow blocks than the run's blocks touch); else its
+                     * blocks one by one, and the memo then remembers them */
+                    i64 need = write ? ~keep_dev | cvv | cvi : cvv, want = write ? cvv | cvi : cvv;
+                    int memo = nblk >= SM_MIN_ROWS;
+                    if (!watching && ((memo && memo_covers(st->memo, ctr, sb, step, sz, nblk, need, want))
+                                      || (span >> lgb <= nblk * ((sz >> lgb) + 1)
+                                          && span_settled(blo, bhi, lgb, sb, sb + span, write, keep_dev, cvv | cvi,
+                                                          cvv)))) {
+                        ctr[C_STRIDED_FAST]++;
+                        goto next_plane;
+                    }
+                    ctr[C_STRIDED_ROWS] += nblk;
+                    int done = 1;
+                    if (write && !watching)
+                        F(write_strided)(s, sb, step, sz, nblk, keep_dev, cvv | cvi);
+                    else for (i64 blk = 0; blk < nblk; blk++) {
+                        i64 s0 = sb + blk * step, s1 = s0 + sz, b0 = s0 >> lgb;
+                        int one = (s1 - 1) >> lgb == b0;
+                        if (write) {
+                            F(write_piece)(s, s0, s1, b0, one, keep_dev, cvv | cvi);
+                            if (watching)
+                                F(watch)(s, w, s0, s1, g);
+                        } else if (!(one && (blo[b0] & cvv) != 0) && !F(all_have)(s, s0, s1, cvv)) {
+                            done = 0;   /* a bad read: the general path below records it, block by block */
+                            break;
+                        }
+                    }
+                    if (done) {
+                        if (memo)
+                            memo_add(st->memo, ctr, sb, step, sz, nblk, need, want);
+                        goto next_plane;
                     }
                 }
-            } else {
-                /* a strided run: settled at once when the strided memo says its rows already hold what a
-                 * write would set (or the valid bit a read needs), or when every shadow block of its span
-                 * does (when the span has fewer shadow blocks than the run's blocks touch); else its
-                 * blocks one by one, and the memo then remembers them */
-                i64 need = write ? ~keep_dev | cvv | cvi : cvv, want = write ? cvv | cvi : cvv;
-                int memo = nblk >= SM_MIN_ROWS;
-                if (!watching && ((memo && memo_covers(st->memo, ctr, sb, step, sz, nblk, need, want))
-                                  || (span >> lgb <= nblk * ((sz >> lgb) + 1)
-                                      && span_settled(blo, bhi, lgb, sb, sb + span, write, keep_dev, cvv | cvi,
-                                                      cvv)))) {
-                    ctr[C_STRIDED_FAST]++;
-                    goto out;
+            }
+        }
+        i64 row_e = -1;   /* CV entry the row's first block began in: later blocks outside it overflow it */
+        int row_first = 1;
+        for (i64 blk = 0; blk < nblk; blk++) {
+            i64 a = a0 + blk * step;
+            if (((a | (a + sz)) >> SHIFT) != 0)
+                continue;   /* not a real address (see build_static) */
+            if (di < 0) {
+                /* ---------------- host access: pieces in tracked memory ---------------- */
+                i64 key = (rk << SHIFT) | a, end = key + sz;
+                while (key < end) {
+                    if (!(h_lo <= key && key < h_hi)) {
+                        i64 i = search(t->tr_lo, t->n_tr, key);
+                        if (i >= 0 && key < t->tr_hi[i]) {
+                            h_lo = t->tr_lo[i];
+                            h_hi = t->tr_hi[i];
+                            h_base = t->tr_base[i];
+                        } else {   /* untracked memory up to the next tracked interval */
+                            i64 next = i + 1 < t->n_tr ? t->tr_lo[i + 1] : BIG;
+                            key = end < next ? end : next;
+                            continue;
+                        }
+                    }
+                    i64 stop = end < h_hi ? end : h_hi;
+                    i64 s0 = h_base + (key - h_lo), s1 = s0 + (stop - key), b0 = s0 >> lgb;
+                    int one = (s1 - 1) >> lgb == b0;   /* the piece is in one block: decide from its bounds */
+                    if (write) {
+                        F(write_piece)(s, s0, s1, b0, one, keep_host, set_host);
+                        if (watching)
+                            F(watch)(s, w, s0, s1, g);
+                    } else if (one && (blo[b0] & OVV) != 0) {
+                    } else if (!F(all_have)(s, s0, s1, OVV)) {
+                        if (lazy) {
+                            stop_here = 1;
+                            goto out;
+                        }
+                        F(host_read_findings)(s, st, s0, s1, key, g, rk, cols->loc[r], cols->aux[r], sz);
+                    }
+                    key = stop;
                 }
-                ctr[C_STRIDED_ROWS] += nblk;
-                int done = 1;
-                if (write && !watching)
-                    F(write_strided)(s, sb, step, sz, nblk, keep_dev, cvv | cvi);
-                else for (i64 blk = 0; blk < nblk; blk++) {
-                    i64 s0 = sb + blk * step, s1 = s0 + sz, b0 = s0 >> lgb;
+            } else {
+                /* ---------------- device access: pieces in live CVs, gaps checked for overflow ---------------- */
+                i64 cvv = cv_valid(di), cvi = cv_init(di);
+                i64 key = ((rk * ndev + di) << SHIFT) | a, start = key, start_lo = -1, start_e = -1, end = key + sz;
+                if (row_e >= 0 && !(EN(st, row_e, EN_DEV) <= key
+                                    && key < EN(st, row_e, EN_DEV) + EN(st, row_e, EN_SIZE))) {
+                    /* one strided access: a block past the section of the first is that variable's overflow,
+                     * wherever it lands (another variable's device copy, a gap) */
+                    if (lazy) {
+                        stop_here = 1;
+                        goto out;
+                    }
+                    overflow_of(st, row_e, key, end, g, rk, di, cols->loc[r], cols->aux[r], sz);
+                    continue;
+                }
+                if (row_first) {
+                    i64 row_i;
+                    row_first = 0;
+                    row_e = find_live(st, key, &row_i);
+                }
+                while (key < end) {
+                    if (key != start && cv.lo == start_lo) {
+                        /* one access that began in a CV runs past its end: the rest overflows that variable */
+                        if (lazy) {
+                            stop_here = 1;
+                            goto out;
+                        }
+                        overflow_of(st, start_e, key, end, g, rk, di, cols->loc[r], cols->aux[r], sz);
+                        break;
+                    }
+                    if (!(cv.lo <= key && key < cv.hi)) {
+                        i64 i = -1, e;
+                        if (cv2.lo <= key && key < cv2.hi) {
+                            tmp = cv;
+                            cv = cv2;
+                            cv2 = tmp;
+                            e = cv.entry;
+                        } else {
+                            e = find_live(st, key, &i);
+                        }
+                        if (e >= 0 && !(cv.lo <= key && key < cv.hi)) {
+                            cv2 = cv;
+                            cv.lo = EN(st, e, EN_DEV);
+                            cv.hi = cv.lo + EN(st, e, EN_SIZE);
+                            cv.shadow = EN(st, e, EN_SHADOW);
+                            cv.entry = e;
+                        } else if (e < 0) {
+                            i64 stop = i + 1 < ctr[C_NLIVE] ? (end < st->lv_key[i + 1] ? end : st->lv_key[i + 1]) : end;
+                            if (lazy) {
+                                stop_here = 1;
+                                goto out;
+                            }
+                            overflow(t, st, key, stop, g, rk, di, cols->eid[r], cols->loc[r], cols->aux[r], sz);
+                            key = stop;
+                            continue;
+                        }
+                    }
+                    if (key == start) {
+                        start_lo = cv.lo;
+                        start_e = cv.entry;
+                    }
+                    i64 stop = end < cv.hi ? end : cv.hi;
+                    i64 s0 = cv.shadow + (key - cv.lo), s1 = s0 + (stop - key), b0 = s0 >> lgb;
                     int one = (s1 - 1) >> lgb == b0;
                     if (write) {
                         F(write_piece)(s, s0, s1, b0, one, keep_dev, cvv | cvi);
                         if (watching)
                             F(watch)(s, w, s0, s1, g);
-                    } else if (!(one && (blo[b0] & cvv) != 0) && !F(all_have)(s, s0, s1, cvv)) {
-                        done = 0;   /* a bad read: the general path below records it, block by block */
-                        break;
-                    }
-                }
-                if (done) {
-                    if (memo)
-                        memo_add(st->memo, ctr, sb, step, sz, nblk, need, want);
-                    goto out;
-                }
-            }
-        }
-    }
-    i64 row_e = -1;   /* CV entry the row's first block began in: later blocks outside it overflow it */
-    int row_first = 1;
-    for (i64 blk = 0; blk < nblk; blk++) {
-        i64 a = a0 + blk * step;
-        if (((a | (a + sz)) >> SHIFT) != 0)
-            continue;   /* not a real address (see build_static) */
-        if (di < 0) {
-            /* ---------------- host access: pieces in tracked memory ---------------- */
-            i64 key = (rk << SHIFT) | a, end = key + sz;
-            while (key < end) {
-                if (!(h_lo <= key && key < h_hi)) {
-                    i64 i = search(t->tr_lo, t->n_tr, key);
-                    if (i >= 0 && key < t->tr_hi[i]) {
-                        h_lo = t->tr_lo[i];
-                        h_hi = t->tr_hi[i];
-                        h_base = t->tr_base[i];
-                    } else {   /* untracked memory up to the next tracked interval */
-                        i64 next = i + 1 < t->n_tr ? t->tr_lo[i + 1] : BIG;
-                        key = end < next ? end : next;
-                        continue;
-                    }
-                }
-                i64 stop = end < h_hi ? end : h_hi;
-                i64 s0 = h_base + (key - h_lo), s1 = s0 + (stop - key), b0 = s0 >> lgb;
-                int one = (s1 - 1) >> lgb == b0;   /* the piece is in one block: decide from its bounds */
-                if (write) {
-                    F(write_piece)(s, s0, s1, b0, one, keep_host, set_host);
-                    if (watching)
-                        F(watch)(s, w, s0, s1, g);
-                } else if (one && (blo[b0] & OVV) != 0) {
-                } else if (!F(all_have)(s, s0, s1, OVV)) {
-                    if (lazy) {
-                        stop_here = 1;
-                        goto out;
-                    }
-                    F(host_read_findings)(s, st, s0, s1, key, g, rk, cols->loc[r], cols->aux[r], sz);
-                }
-                key = stop;
-            }
-        } else {
-            /* ---------------- device access: pieces in live CVs, gaps checked for overflow ---------------- */
-            i64 cvv = cv_valid(di), cvi = cv_init(di);
-            i64 key = ((rk * ndev + di) << SHIFT) | a, start = key, start_lo = -1, start_e = -1, end = key + sz;
-            if (row_e >= 0 && !(EN(st, row_e, EN_DEV) <= key
-                                && key < EN(st, row_e, EN_DEV) + EN(st, row_e, EN_SIZE))) {
-                /* one strided access: a block past the section of the first is that variable's overflow,
-                 * wherever it lands (another variable's device copy, a gap) */
-                if (lazy) {
-                    stop_here = 1;
-                    goto out;
-                }
-                overflow_of(st, row_e, key, end, g, rk, di, cols->loc[r], cols->aux[r], sz);
-                continue;
-            }
-            if (row_first) {
-                i64 row_i;
-                row_first = 0;
-                row_e = find_live(st, key, &row_i);
-            }
-            while (key < end) {
-                if (key != start && cv.lo == start_lo) {
-                    /* one access that began in a CV runs past its end: the rest overflows that variable */
-                    if (lazy) {
-                        stop_here = 1;
-                        goto out;
-                    }
-                    overflow_of(st, start_e, key, end, g, rk, di, cols->loc[r], cols->aux[r], sz);
-                    break;
-                }
-                if (!(cv.lo <= key && key < cv.hi)) {
-                    i64 i = -1, e;
-                    if (cv2.lo <= key && key < cv2.hi) {
-                        tmp = cv;
-                        cv = cv2;
-                        cv2 = tmp;
-                        e = cv.entry;
-                    } else {
-                        e = find_live(st, key, &i);
-                    }
-                    if (e >= 0 && !(cv.lo <= key && key < cv.hi)) {
-                        cv2 = cv;
-                        cv.lo = EN(st, e, EN_DEV);
-                        cv.hi = cv.lo + EN(st, e, EN_SIZE);
-                        cv.shadow = EN(st, e, EN_SHADOW);
-                        cv.entry = e;
-                    } else if (e < 0) {
-                        i64 stop = i + 1 < ctr[C_NLIVE] ? (end < st->lv_key[i + 1] ? end : st->lv_key[i + 1]) : end;
+                    } else if (one && (blo[b0] & cvv) != 0) {
+                    } else if (!F(all_have)(s, s0, s1, cvv)) {
                         if (lazy) {
                             stop_here = 1;
                             goto out;
                         }
-                        overflow(t, st, key, stop, g, rk, di, cols->eid[r], cols->loc[r], cols->aux[r], sz);
-                        key = stop;
-                        continue;
+                        F(device_read_findings)(s, st, s0, s1, key, g, rk, di, cvv, cvi, cv.entry, cols->loc[r],
+                                                cols->aux[r], sz);
                     }
+                    key = stop;
                 }
-                if (key == start) {
-                    start_lo = cv.lo;
-                    start_e = cv.entry;
-                }
-                i64 stop = end < cv.hi ? end : cv.hi;
-                i64 s0 = cv.shadow + (key - cv.lo), s1 = s0 + (stop - key), b0 = s0 >> lgb;
-                int one = (s1 - 1) >> lgb == b0;
-                if (write) {
-                    F(write_piece)(s, s0, s1, b0, one, keep_dev, cvv | cvi);
-                    if (watching)
-                        F(watch)(s, w, s0, s1, g);
-                } else if (one && (blo[b0] & cvv) != 0) {
-                } else if (!F(all_have)(s, s0, s1, cvv)) {
-                    if (lazy) {
-                        stop_here = 1;
-                        goto out;
-                    }
-                    F(device_read_findings)(s, st, s0, s1, key, g, rk, di, cvv, cvi, cv.entry, cols->loc[r],
-                                            cols->aux[r], sz);
-                }
-                key = stop;
             }
         }
+    next_plane:;
     }
 out:
     c->h_lo = h_lo;

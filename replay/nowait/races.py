@@ -55,8 +55,9 @@ def access_records(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
                     "write": np.broadcast_to(np.asarray(write, dtype=bool), len(rows)).copy(),
                     "atomic": np.zeros(len(rows), bool), "device_part": np.full(len(rows), device_side)}
 
-    blk, blo, bhi = expand_blocks(cols["addr"][acc], cols["size"][acc], cols["addr2"][acc], cols["aux2"][acc])
-    acc = acc[blk]  # one record per block of a strided run
+    blk, blo, bhi = expand_blocks(cols["addr"][acc], cols["size"][acc], cols["addr2"][acc], cols["aux2"][acc],
+                                  cols["name"][acc], cols["id2"][acc])
+    acc = acc[blk]  # one record per block of a strided run (per plane: format version 5)
     a = part(acc, False, (op[acc] & 1) != 0)
     a["lo"], a["hi"] = blo, bhi
     a["space"] = space_key(cols["rank"][acc], cols["device"][acc])

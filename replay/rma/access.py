@@ -383,8 +383,9 @@ def build(cols: dict[str, np.ndarray], ro: RankOrder, clk: Clocks) -> tuple[Acce
     # local loads and stores (host side only)
     acc = np.flatnonzero((kind == EventKind.ACCESS) & (cols["device"] < 0) & (cols["size"] > 0))
     if len(acc):
-        blk, lo, hi = expand_blocks(cols["addr"][acc], cols["size"][acc], cols["addr2"][acc], cols["aux2"][acc])
-        acc = acc[blk]  # one row per block of a strided run
+        blk, lo, hi = expand_blocks(cols["addr"][acc], cols["size"][acc], cols["addr2"][acc], cols["aux2"][acc],
+                                    cols["name"][acc], cols["id2"][acc])
+        acc = acc[blk]  # one row per block of a strided run (per plane: format version 5)
         write = (cols["op"][acc] & AccessFlag.WRITE) != 0
         unit = ro.unit[acc]
         parts.append(_rows(acc, reg.shard_of(ridx[acc], lo, acc), ridx[acc], lo, hi,

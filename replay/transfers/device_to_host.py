@@ -71,16 +71,22 @@ def lookup(rank, device, addr, l_rank, l_dev, l_d0, l_d1, l_h0, l_n):  # pragma:
 
 
 @kernel(nogil=True)
-def _translate(kind, rank, device, addr, addr2, size, op, l_rank, l_dev, l_d0, l_d1, l_h0, l_n):  # pragma: no cover
-    out = np.zeros(kind.shape[0], dtype=np.uint64)
+def _translate(kind, rank, device, addr, addr2, size, op, first, pstride, l_rank, l_dev, l_d0, l_d1, l_h0,
+               l_n):  # pragma: no cover
+    """Host address of each plane of each device ACCESS row: plane p of row i at ``first[i] + p``."""
+    out = np.zeros(first[-1], dtype=np.uint64)
     for i in range(kind.shape[0]):
         if kind[i] == DATA_OP:
             apply_data_op(op[i], rank[i], device[i], addr[i], addr2[i], size[i], l_rank, l_dev, l_d0, l_d1, l_h0,
                           l_n)
         elif kind[i] == ACCESS and device[i] >= 0:
-            j = lookup(rank[i], device[i], addr[i], l_rank, l_dev, l_d0, l_d1, l_h0, l_n)
-            if j >= 0:
-                out[i] = l_h0[j] + (addr[i] - l_d0[j])
+            for p in range(first[i + 1] - first[i]):
+                a = addr[i]
+                if p:           # a later plane of a row of planes (pstride > 0)
+                    a += np.uint64(p) * np.uint64(pstride[i])
+                j = lookup(rank[i], device[i], a, l_rank, l_dev, l_d0, l_d1, l_h0, l_n)
+                if j >= 0:
+                    out[first[i] + p] = l_h0[j] + (a - l_d0[j])
     return out
 
 
@@ -95,14 +101,36 @@ def device_to_host(cols: dict[str, np.ndarray], live: LiveMappings | None = None
 
     For a strided run (FORMAT.md, ``aux2`` >= 2) it is the host address of its first block; the
     other blocks follow at the same stride on the host while they stay in that mapping (one
-    contiguous range), so callers expand the blocks from it (``quiver.formats.blocks``).
+    contiguous range), so callers expand the blocks from it (``quiver.formats.blocks``). For a row
+    of planes (format version 5) it is its first plane's: ``device_to_host_planes`` translates each
+    plane (a later plane may lie in another mapping, or in none).
 
     ``cols`` holds raw event columns in sequence order, including the DATA_OP rows that precede
     the accesses. Pass the same ``live`` for consecutive batches of one log.
     """
+    host, first = device_to_host_planes(cols, live)
+    return host[first[:-1]] if len(host) else host
+
+
+def device_to_host_planes(cols: dict[str, np.ndarray],
+                          live: LiveMappings | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(host address of the first block of every plane of every row, where each row's planes start in it:
+    ``first``, one more than rows). One plane a row but for ACCESS rows of planes (``name`` >= 2 of a
+    strided row, format version 5; columns without ``name``/``id2``: one plane each); 0 when no live
+    mapping covers the plane's first block, and for every row but device accesses."""
     if live is None:
         live = LiveMappings(mapping_capacity(cols))
-    if len(cols["kind"]) == 0:
-        return np.zeros(0, dtype=np.uint64)
+    n = len(cols["kind"])
+    planes = np.ones(n, dtype=np.int64)
+    pstride = np.zeros(n, dtype=np.int64)
+    if n and "name" in cols and "id2" in cols:
+        multi = (cols["kind"] == ACCESS) & (cols["aux2"] >= 2) & (cols["name"] >= 2)
+        planes[multi] = cols["name"][multi]
+        pstride[multi] = cols["id2"][multi]
+    first = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(planes, out=first[1:])
+    if n == 0:
+        return np.zeros(0, dtype=np.uint64), first
     c = {k: np.ascontiguousarray(cols[k]) for k in ("kind", "rank", "device", "addr", "addr2", "size", "op")}
-    return _translate(c["kind"], c["rank"], c["device"], c["addr"], c["addr2"], c["size"], c["op"], *live.arrays())
+    return _translate(c["kind"], c["rank"], c["device"], c["addr"], c["addr2"], c["size"], c["op"], first, pstride,
+                      *live.arrays()), first

@@ -5,7 +5,8 @@ The replay keeps, per granule of mapped host memory, the transfer whose bytes ar
 unread on each side (one slot per device, one for the host; ``pending_runs`` keeps them as
 uniform ranges, so an event costs about the same whatever its byte count). It streams the log
 twice, reading only the columns it needs: a survey (control events, access alignment) and the
-replay; a strided ACCESS row counts block by block. A read consumes the pending
+replay; a strided ACCESS row counts block by block (a row of planes plane by plane, each plane's
+blocks translated on their own). A read consumes the pending
 transfer; a write, another copy, a release of the device copy, or (on a device) the end of
 the run wastes it. It never over-reports: a partial read of a granule counts as a read, a
 partial write as nothing, and bytes still unread on the host when the run ends are not
@@ -45,7 +46,8 @@ REASONS = {
     HOST_RECOPIED: "copied back again before any host read",
 }
 MAX_GRANULE = 8
-READ_COLUMNS = ["kind", "rank", "device", "addr", "addr2", "size", "op", "aux2"]
+# name, id2: the planes of strided ACCESS rows (format version 5)
+READ_COLUMNS = ["kind", "rank", "device", "addr", "addr2", "size", "op", "aux2", "name", "id2"]
 
 
 def _low_bit(x: int) -> int:
@@ -79,7 +81,7 @@ class Survey:
 
 
 SURVEY_KINDS = np.array([int(k) for k in (*MAPPING_KINDS, EventKind.ALLOC, EventKind.FREE)], dtype=np.int16)
-SCAN_COLUMNS = ["kind", "device", "addr", "addr2", "size", "aux2"]
+SCAN_COLUMNS = ["kind", "device", "addr", "addr2", "size", "aux2", "name", "id2"]
 
 
 def survey(log: EventLog) -> Survey:
@@ -100,15 +102,16 @@ def survey(log: EventLog) -> Survey:
             cols.update({name: rows[name][keep] for name in COLUMN_NAMES})
             parts.append(pl.DataFrame(cols))
         offset += len(kind)
-        _bound_accesses(boxes, kind, batch["device"], batch["addr"], batch["addr2"], batch["size"], batch["aux2"])
+        _bound_accesses(boxes, kind, batch["device"], batch["addr"], batch["addr2"], batch["size"], batch["aux2"],
+                        batch["name"], batch["id2"])
     events = pl.concat(parts, rechunk=True) if parts else empty_events()
     return Survey(events, boxes)
 
 
 @kernel(nogil=True)
-def _bound_accesses(boxes, kind, device, addr, addr2, size, aux2):  # pragma: no cover
+def _bound_accesses(boxes, kind, device, addr, addr2, size, aux2, name, id2):  # pragma: no cover
     """Widen ``boxes`` (per alignment class and side) by the accesses of one batch; a strided row's
-    class also divides its stride, and its span ends with its last block."""
+    class also divides its stride (and its plane stride), and its span ends with its last plane's last block."""
     top = boxes.shape[0] - 1
     one = np.uint64(1)
     for i in range(kind.shape[0]):
@@ -116,12 +119,14 @@ def _bound_accesses(boxes, kind, device, addr, addr2, size, aux2):  # pragma: no
             continue
         blocks = max(1, aux2[i])
         stride = addr2[i] if blocks > 1 else np.uint64(0)
-        v = addr[i] | size[i] | stride
+        planes = name[i] if blocks > 1 and name[i] > 1 else 1
+        pstride = np.uint64(id2[i]) if planes > 1 else np.uint64(0)
+        v = addr[i] | size[i] | stride | pstride
         c = 0
         while v != 0 and c < top and (v >> np.uint64(c)) & one == 0:
             c += 1
         s = 1 if device[i] >= 0 else 0
-        end = addr[i] + np.uint64(blocks - 1) * stride + max(size[i], one)
+        end = addr[i] + np.uint64(planes - 1) * pstride + np.uint64(blocks - 1) * stride + max(size[i], one)
         boxes[c, s, 0] = min(boxes[c, s, 0], addr[i])
         boxes[c, s, 1] = max(boxes[c, s, 1], end)
 
@@ -173,12 +178,12 @@ HOST_WHY = np.array([0, HOST_RECOPIED, 0, 0, 0, HOST_OVERWRITTEN, 0, 0, 0], dtyp
 
 
 @kernel(nogil=True)
-def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, offset, xfer_seq, cursor, free_seq,
+def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, name, id2, offset, xfer_seq, cursor, free_seq,
             free_bytes, dev_index, host, l_rank, l_dev, l_d0, l_d1, l_h0, l_n, seg_lo, seg_hi, seg_off, rank_first, g,
             ops, room):  # pragma: no cover
     """The slot operations (pending_runs.OP_FIELDS) of one record batch (rows ``offset`` ...) from
     row ``row``, block ``block`` on, until ``ops`` has less than ``room`` free columns: data ops,
-    accesses (every block of a strided run; kernel accesses translated to the host bytes their
+    accesses (every block of a strided run, plane by plane; kernel accesses translated to the host bytes their
     device copy stands for, through the live mappings) and frees of blocks allocated in the log.
     ``cursor`` carries the next transfer / free across batches. Returns (ops, next row, next block).
 
@@ -192,7 +197,7 @@ def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, offset,
             return nops, row, block
         i = row
         k = kind[i]
-        code, d, t, n, blocks = -1, 0, -1, size[i], 1
+        code, d, t, n, blocks, per_plane = -1, 0, -1, size[i], 1, 1
         if k == DATA_OP:
             o = op[i]
             apply_data_op(o, rank[i], device[i], addr[i], addr2[i], size[i], l_rank, l_dev, l_d0, l_d1, l_h0, l_n)
@@ -211,7 +216,8 @@ def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, offset,
             else:
                 code = 7 if write else 6
                 d = dev_index[device[i]] if device[i] < nd else 0
-            blocks = max(1, aux2[i])
+            per_plane = max(1, aux2[i])
+            blocks = per_plane * (name[i] if per_plane > 1 and name[i] > 1 else 1)   # planes x blocks
         elif k == FREE:
             seq = offset + i
             while cursor[1] < free_seq.shape[0] and free_seq[cursor[1]] < seq:
@@ -224,7 +230,9 @@ def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, offset,
         while block < blocks:
             if cap - nops < room:       # never at block 0: the row's data op is applied once
                 return nops, row, block
-            a = addr[i] + np.uint64(block) * addr2[i] if block else addr[i]
+            a = addr[i] + np.uint64(block % per_plane) * addr2[i] if block else addr[i]
+            if block >= per_plane:      # a later plane of a row of planes (id2 > 0)
+                a += np.uint64(block // per_plane) * np.uint64(id2[i])
             block += 1
             m = n
             if code == 6 or code == 7:
@@ -343,7 +351,7 @@ def replay_transfers(log: EventLog, first: Survey | None = None) -> TransferRepl
         while row < len(batch["kind"]):
             nops, row, block = _decode(
                 row, block, batch["kind"], batch["rank"], batch["device"], batch["addr"], batch["addr2"],
-                batch["size"], batch["op"], batch["aux2"], np.int64(offset), xfer_seq, cursor, free_seq, free_bytes,
+                batch["size"], batch["op"], batch["aux2"], batch["name"], batch["id2"], np.int64(offset), xfer_seq, cursor, free_seq, free_bytes,
                 dev_index, np.int64(shadow.devices), *live.arrays(), *shadow.segments(), ops.rows, np.int64(room))
             apply_versioned(ops.rows, nops, out.rows, np.int64(shadow.devices), np.int64(shadow.granule),
                             *versions.arrays(), *maps.arrays(), wasted, used, reason, first_addr)

@@ -135,6 +135,13 @@ def _crafted(tmp_path: Path, **row) -> Path:
     ({"device": 1 << 17}, "unknown device number (131072)"),
     ({"loc": 12}, "location id out of range (12)"),
     ({"size": 1 << 60}, "48-bit address space"),
+    # planes of the strided row (format version 5; its plane spans 3 * 16 + 8 = 56 bytes)
+    ({"name": 3, "aux2": 1}, "planes of an access run that is not strided (3)"),
+    ({"name": 3, "id2": 56}, "planes of a strided access run that overlap (plane stride within the plane's span) (56)"),
+    ({"name": 3, "id2": 72}, "at another phase (plane stride not a multiple of the stride) (72)"),
+    ({"name": 1 << 20, "id2": 1 << 30}, "strided access run outside the 48-bit address space"),
+    ({"name": 1 << 25, "id2": 64}, "strided access runs stand for 134217728 blocks"),
+    ({"name": -5}, "negative plane count (-5)"),
 ])
 @pytest.mark.usefixtures("log_engine")
 def test_crafted_values_are_unusable_input_for_every_command(tmp_path, row, message):

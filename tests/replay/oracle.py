@@ -408,13 +408,14 @@ class Oracle:
         for ev in events:
             g, k = ev["g"], ev["kind"]
             if k == EventKind.ACCESS:
-                row: list = []   # the CV entry the row's first block began in (device rows)
-                for block in _blocks(ev):   # a strided run: its blocks in order, all as event g
-                    if block["size"] > 0 and not _wide(block):
-                        if block["device"] < 0:
-                            self.host_access(g, block)
-                        else:
-                            self.device_access(g, block, row)
+                for plane in _planes(ev):   # planes (format version 5): each as its strided run, all as event g
+                    row: list = []   # the CV entry the plane's first block began in (device rows)
+                    for block in _blocks(plane):   # a strided run: its blocks in order, all as event g
+                        if block["size"] > 0 and not _wide(block):
+                            if block["device"] < 0:
+                                self.host_access(g, block)
+                            else:
+                                self.device_access(g, block, row)
                 continue
             if k not in (EventKind.ALLOC, EventKind.FREE, EventKind.MAP_CLAUSE, EventKind.DATA_OP):
                 continue   # constructs, kernels, ...: change no state and end no epoch (vsm_layout.C_EPOCH)
@@ -453,6 +454,13 @@ class Oracle:
         return sorted(out, key=Detection.sort_key)
 
 
+def _planes(ev: dict) -> list[dict]:
+    """The planes of an ACCESS row (FORMAT.md, format version 5: ``name`` >= 2 copies of a strided run, ``id2``
+    bytes apart), each a plain strided row."""
+    n = ev["name"] if ev["name"] >= 2 and ev["aux2"] >= 2 else 1
+    return [{**ev, "addr": ev["addr"] + p * ev["id2"], "name": -1, "id2": -1} for p in range(n)] if n > 1 else [ev]
+
+
 def _blocks(ev: dict) -> list[dict]:
     """The blocks of an ACCESS row (FORMAT.md: ``aux2`` >= 2 blocks of ``size`` bytes every ``addr2``)."""
     n = ev["aux2"] if ev["aux2"] >= 2 else 1
@@ -481,7 +489,7 @@ def _state4(state: dict, device: int) -> int:
 
 def oracle_detections(columns: Mapping[str, np.ndarray], order: Sequence[int] | None = None) -> list[Detection]:
     """Detections for an in-memory column set applied in row order (or ``order``)."""
-    names = ("kind", "rank", "device", "loc", "addr", "addr2", "size", "id", "op", "name", "aux", "aux2")
+    names = ("kind", "rank", "device", "loc", "addr", "addr2", "size", "id", "id2", "op", "name", "aux", "aux2")
     log = [{"g": r, **{c: int(columns[c][r]) for c in names}} for r in range(len(columns["kind"]))]
     rows = list(range(len(log))) if order is None else [int(i) for i in order]
     o = Oracle()
