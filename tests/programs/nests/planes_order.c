@@ -1,8 +1,9 @@
-/* Row i reads every second point of row i + 2 before row i + 2 is written (at iteration i + 2), on
- * device memory no clause initialises: every read is of memory not yet written. The writes of rows
- * i, i + 2, i + 4 of one parity have one shape at one distance (planes), and so have the reads; a
- * plane stamped with its first row's time would put the write of row i + 2 before its read, and
- * the reads of rows 2 .. ROWS - 1 would look initialised. */
+/* Iteration i writes every second point of row i, then reads those of row i + 2, which iteration
+ * i + 2 writes: on device memory no clause initialises, every read is of memory not yet written.
+ * The writes of rows i, i + 2, i + 4 of one parity have one shape at one distance (planes), and so
+ * have the reads; but the write of row i + 2 stamped with the time of row i's write (the first of
+ * its held row, before the first read) would put it before its read, and the reads of rows
+ * 2 .. ROWS - 1 would look initialised. */
 #include <stdio.h>
 #include <stdlib.h>
 int main(int argc, char **argv) {
@@ -13,9 +14,9 @@ int main(int argc, char **argv) {
 #pragma omp parallel for num_threads(1)
   for (int i = 0; i < rows; i++) {
     for (int j = i % 2; j < n; j += 2)
-      out[i * n + j] = v[(i + 2) * n + j] * 0.0; /* expect use-of-uninitialized-memory v */
-    for (int j = i % 2; j < n; j += 2)
       v[i * n + j] = i + j;
+    for (int j = i % 2; j < n; j += 2)
+      out[i * n + j] = v[(i + 2) * n + j] * 0.0; /* expect use-of-uninitialized-memory v */
   }
   printf("%d rows\n", rows);
   free(v);
