@@ -351,10 +351,47 @@ static void plane_offer(qv_tls *t, const qv_run *r, uintptr_t lo, uintptr_t bsiz
   went_to(P, take);
 }
 
+/* A held row of two blocks of run r's site and shape, that a later such row at lo cannot join as a
+ * plane (its distance is no multiple of the stride: two blocks of a family's diagonal), is split
+ * into two held rows of one block each, which the later row's blocks join one by one (and so do the
+ * rows after it). A row of two blocks stays whole until then (a finding's variable is decided by a
+ * row's first block). */
+static int split_pair(qv_tls *t, const qv_run *r, uintptr_t lo, uintptr_t bsize, uintptr_t stride) {
+  qv_planes *P = &t->planes;
+  uintptr_t d = 0;
+  if (plane_of(t, r->pc, r->write, r->width, lo, bsize, stride, 2, r->t0, &d)) return 0;
+  for (uint32_t m = P->occ; m; m &= m - 1) {
+    int i = __builtin_ctz(m);
+    qv_plane_row *h = &P->held[i];
+    if (h->pc != r->pc || h->write != r->write || h->width != r->width || h->blocks != 2 || h->planes != 1 ||
+        h->bsize != bsize || h->stride != stride || h->dev != t->dev || h->construct != t->construct ||
+        lo <= h->lo + stride + bsize)
+      continue;
+    int k = -1;
+    if (P->occ != (uint32_t)((1ull << QV_HELD) - 1)) {
+      k = __builtin_ctz(~P->occ);
+    } else {
+      for (int j = 0; j < QV_HELD; j++)
+        if (j != i && (k < 0 || P->held[j].used < P->held[k].used)) k = j;
+      held_write(t, &P->held[k]);
+    }
+    h->blocks = 1;
+    h->stride = 0;
+    h->passed = 1;
+    P->held[k] = *h;
+    P->held[k].lo = h->lo + stride;
+    P->occ |= 1u << k;
+    return 1;
+  }
+  return 0;
+}
+
 static void coal_emit(const qv_run *r, uintptr_t lo, uintptr_t size, uintptr_t stride, uint64_t blocks) {
   qv_tls *t = &qv_t;
   if (t->c.strided) {
-    if (blocks == 2) { /* (two blocks of a family's diagonal: each pairs with its own at the next rows) */
+    uintptr_t d;
+    if (blocks == 2 && (plane_of(t, r->pc, r->write, r->width, lo, size, 0, 1, r->t0, &d) ||
+                        split_pair(t, r, lo, size, stride))) {
       plane_offer(t, r, lo, size, 0, 1);
       plane_offer(t, r, lo + stride, size, 0, 1);
     } else {
