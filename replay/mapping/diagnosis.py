@@ -36,6 +36,16 @@ from quiver.replay.mapping.events import (
 from quiver.replay.mapping.host_objects import HostObject, host_object
 from quiver.replay.report.findings import Finding, FindingKind, HistoryStep, Related, Site, merge_findings
 
+# what a DATA_OP with no construct (id -1) is: a device memory routine's copy
+ROUTINE = "omp_target_memcpy"
+
+
+def is_routine_copy(row: dict | None) -> bool:
+    """Whether a row is a transfer by a device memory routine (``omp_target_memcpy``, ``_rect``, ``_async``)."""
+    return bool(row and row["kind"] == EventKind.DATA_OP and row["id"] < 0
+                and row["op"] in (DataOpKind.TRANSFER_TO, DataOpKind.TRANSFER_FROM))
+
+
 KINDS = {UUM: FindingKind.USE_OF_UNINITIALIZED_MEMORY, STALE: FindingKind.USE_OF_STALE_DATA,
          OVERFLOW: FindingKind.BUFFER_OVERFLOW, SECTION_OVERFLOW: FindingKind.BUFFER_OVERFLOW,
          UNMAPPED: FindingKind.UNMAPPED_MEMORY}
@@ -79,6 +89,11 @@ class Context:
 
     def string(self, sid: int) -> str:
         return self.log.string(sid)
+
+    def access(self, g: int) -> dict | None:
+        """The row of a detection's access: an ACCESS row (fetched), or the DATA_OP of a device memory
+        routine (``omp_target_memcpy``: its host side read or written, or a device copy it read)."""
+        return self.rows.get(g) or self.events.get(g)
 
     def construct_of(self, row: dict) -> dict | None:
         return self.constructs.get((row["rank"], row["id"]))
@@ -232,10 +247,11 @@ def history_steps(ctx: Context, d: Described) -> list[HistoryStep]:
         if row is None:
             continue
         steps.append(HistoryStep(operation_text(ctx, d, row), operation_site(ctx, row), state_text(state)))
-    access = ctx.rows.get(det.event)
+    access = ctx.access(det.event)
     if access is not None and det.kind in (UUM, STALE):
         side = f"device {det.device}" if det.device >= 0 else "the host"
-        steps.append(HistoryStep(f"read on {side} (first bad access)", operation_site(ctx, access), ""))
+        by = f" by {ROUTINE}" if is_routine_copy(access) else ""
+        steps.append(HistoryStep(f"read on {side}{by} (first bad access)", operation_site(ctx, access), ""))
     return steps
 
 
@@ -257,7 +273,8 @@ def operation_text(ctx: Context, d: Described, row: dict) -> str:
         return f"host memory allocated ({ctx.host_object(row).allocator}, {row['size']} bytes)"
     if kind == EventKind.DATA_OP:
         construct = ctx.construct_of(row)
-        by = f" by {construct_name(construct['op'])}" if construct else ""
+        by = f" by {construct_name(construct['op'])}" if construct else (f" by {ROUTINE}" if is_routine_copy(row)
+                                                                        else "")
         dev = row["device"]
         op = row["op"]
         if op in (DataOpKind.ALLOC, DataOpKind.ASSOCIATE):
@@ -295,13 +312,15 @@ def _change(ctx: Context, clause: dict, bits: int) -> str:
 def fix_device_read(ctx: Context, d: Described) -> str:
     det, clause = d.det, d.clause
     item = ctx.clause_item(clause, d.var)
-    access = ctx.rows.get(det.event)
+    access = ctx.access(det.event)
     construct = ctx.construct_of(access) if access else None
+    if construct is None and is_routine_copy(access):   # a memcpy from the device copy: before the memcpy
+        construct = access
     if det.kind == UUM:
         if clause is not None and not clause["op"] & MapType.TO:
             return _change(ctx, clause, with_direction(clause["op"], to=True))
         if clause is None:
-            name = construct_name(construct["op"]) if construct else "target"
+            name = construct_name(construct["op"]) if construct and construct is not access else "target"
             return f"map `{d.var}` with `map(to: {item})` on the {name} construct{_at(ctx, construct)}"
         return (f"initialise `{d.var}` on the host before{_at(ctx, clause)}: its host copy held uninitialised "
                 "data when it was copied to the device (see history)")
@@ -312,7 +331,7 @@ def fix_device_read(ctx: Context, d: Described) -> str:
 def fix_host_read(ctx: Context, d: Described) -> str:
     det, clause = d.det, d.clause
     item = ctx.clause_item(clause, d.var)
-    read = ctx.rows.get(det.event)
+    read = ctx.access(det.event)
     if det.kind == UUM:
         source = _last_copy_out(ctx, det)
         src_clause = ctx.clause_for((source["rank"], source["id"]), det.name, source["addr"]) if source else None
@@ -416,14 +435,17 @@ def message(ctx: Context, d: Described) -> str:
                 f"the host object has {det.object_hi - d.section_lo} bytes from the section start")
     where = f"on device {det.device}" if det.device >= 0 else "on the host"
     if det.kind == UNMAPPED:
-        access = ctx.rows.get(det.event)
+        access = ctx.access(det.event)
         what = "write" if access and access["op"] & 1 else "read"
         obj = f"the memory `{d.var}` points to" if det.object_hi == det.object_lo else f"`{d.var}`"
         return (f"{what} {where} of {obj}, host memory that no map clause maps: the kernel dereferences a "
                 "host address (on a GPU this reads or corrupts unrelated memory)")
     other = f"device {det.entry_device}" if det.entry_device >= 0 else "the device"
-    access = ctx.rows.get(det.event)
-    what = "write" if access and access["op"] & 1 else "read"
+    access = ctx.access(det.event)
+    what = "write" if access and access["kind"] == EventKind.ACCESS and access["op"] & 1 else "read"
+    if is_routine_copy(access):
+        to = "to" if access["op"] == DataOpKind.TRANSFER_TO else "from"
+        where += f" by {ROUTINE} (a copy {to} device {access['device']})"
     if det.kind == OVERFLOW:
         return f"{what} {where} outside the mapped section of `{d.var}`"
     if det.kind == UUM and det.device >= 0:
@@ -479,7 +501,7 @@ def to_finding(ctx: Context, det: Detection) -> Finding:
         fix = fix_section(ctx, d)
     else:
         side = "device" if det.device >= 0 else "host"
-        row = ctx.rows.get(det.event, {})
+        row = ctx.access(det.event) or {}
         access = ctx.site(det.loc, side, det.device, det.rank, row.get("thread", 0))
         access, line_note = _with_a_line(ctx, access, row)
         if det.kind == OVERFLOW:

@@ -29,7 +29,10 @@ host copy counts as valid and initialised. Transitions (SPEC): host write -> OV 
 invalid; device write -> that CV valid+init, OV and other CVs invalid; transfer to device
 CV := OV; transfer from device OV := CV; CV allocated / released -> CV invalid, not initialised;
 a transfer into a CV whose host address is not the CV's own OV (the runtime attaching a pointer)
-makes the CV bytes valid+initialised; a new host allocation (ALLOC not identical to a live one)
+makes the CV bytes valid+initialised; a transfer whose device side is in no live CV, or by a device
+memory routine (``omp_target_memcpy``: construct id -1) between a CV and another host buffer, reads
+(to device) or writes (from device) its host bytes like a host access, a routine's copy from a CV
+first reading that CV like a device access; a new host allocation (ALLOC not identical to a live one)
 resets its bytes to the never-mapped state; an association the recorder inferred for a
 ``declare target`` variable (DATA_OP associate, aux 1) starts valid+initialised; device memory without
 a host side (``omp_target_alloc``, host address 0) is not tracked. A read of an invalid copy is a

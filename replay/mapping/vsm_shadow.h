@@ -423,6 +423,28 @@ static void F(device_read_findings)(F(shv) s, qv_state *st, i64 s0, i64 s1, i64 
     }
 }
 
+/* The host side [hk, hk + size) of a data op that is a host access (apply_control, D_TO / D_FROM): a read
+ * (write = 0) or a write of its tracked bytes, as an ACCESS row of event g at loc would be. */
+static void F(host_side)(F(shv) s, const qv_tables *t, qv_state *st, const qv_watch *w, i64 hk, i64 size,
+                         int write, i64 g, i64 rk, i64 loc) {
+    i64 key = hk, end = hk + size;
+    while (key < end) {
+        i64 run_end;
+        i64 s0 = tracked(t, key, &run_end);
+        i64 stop = end < run_end ? end : run_end;
+        if (s0 >= 0) {
+            i64 s1 = s0 + (stop - key);
+            if (write) {
+                F(map_range_call)(s, s0, s1, ~t->all_cvv, OVV | OVI, MAP_PLAIN, 0);
+                F(watch)(s, w, s0, s1, g);
+            } else if (!F(all_have)(s, s0, s1, OVV)) {
+                F(host_read_findings)(s, st, s0, s1, key, g, rk, loc, 0, size);
+            }
+        }
+        key = stop;
+    }
+}
+
 static __attribute__((noinline)) void F(apply_control)(F(shv) s, const qv_tables *t, qv_state *st,
                                                        const qv_watch *w, i64 c, i64 g) {
     i64 *ctr = st->ctr;
@@ -543,13 +565,23 @@ static __attribute__((noinline)) void F(apply_control)(F(shv) s, const qv_tables
                 section_overflow(st, g, rk, di, CT(t, c, CT_LOC), -1, CT(t, c, CT_NAME), hk, size, olo, ohi);
             }
             i64 i, e = find_live(st, dk, &i);
-            if (e < 0 || size <= 0)
+            if (size <= 0)
                 return;
-            i64 off = dk - EN(st, e, EN_DEV);
-            i64 n = EN(st, e, EN_SIZE) - off;
+            i64 off = e >= 0 ? dk - EN(st, e, EN_DEV) : 0;
+            i64 n = e >= 0 ? EN(st, e, EN_SIZE) - off : 0;
             n = size < n ? size : n;
-            i64 s0 = EN(st, e, EN_SHADOW) + off;
-            int direct = EN(st, e, EN_HOST) + off == hk;
+            i64 s0 = e >= 0 ? EN(st, e, EN_SHADOW) + off : 0;
+            int direct = e >= 0 && EN(st, e, EN_HOST) + off == hk;
+            if (e < 0 || (!direct && CT(t, c, CT_ID) < 0)) {
+                /* not the runtime copying a CV from or to its own OV: a copy with no live CV on its device
+                 * side, or a device memory routine (omp_target_memcpy, id -1) between another host buffer
+                 * and a CV: its host side is read (to device) or written (from device) like any host access */
+                if (e >= 0 && op == D_FROM)   /* ... and it reads the CV */
+                    F(device_read_findings)(s, st, s0, s0 + n, dk, g, rk, di, cvv, cvi, e, CT(t, c, CT_LOC), 0, n);
+                F(host_side)(s, t, st, w, hk, size, op == D_FROM, g, rk, CT(t, c, CT_LOC));
+                if (e < 0 || op == D_FROM)
+                    return;
+            }
             i64 shift = 2 + 2 * di;
             if (op == D_TO) {
                 if (direct)   /* CV := OV */

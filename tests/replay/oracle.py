@@ -205,11 +205,21 @@ class Oracle:
             if self.clause_of(rank, ev["id"], h, ev["name"]) is None:
                 self.section_overflow(g, rank, d, ev["loc"], None, ev["name"], h, size)
             e = self.live_at(rank, d, v)
-            if e is None or size <= 0:
+            if size <= 0:
                 return
-            off = v - e.dev
-            n = min(size, e.size - off)
-            direct = e.host + off == h
+            off = v - e.dev if e is not None else 0
+            n = min(size, e.size - off) if e is not None else 0
+            direct = e is not None and e.host + off == h
+            if e is None or (not direct and ev["id"] < 0):
+                # no live CV on the device side, or omp_target_memcpy (id -1) between another host buffer and
+                # a CV: a host read (to device) or write (from device) of [h, h + size); a copy from a CV
+                # reads that CV first
+                if e is not None and op == DataOpKind.TRANSFER_FROM:
+                    self.device_access(g, {**ev, "addr": v, "size": n, "op": 0, "aux": 0, "id": -1})
+                self.host_access(g, {**ev, "size": size, "aux": 0,
+                                     "op": int(AccessFlag.WRITE) if op == DataOpKind.TRANSFER_FROM else 0})
+                if e is None or op == DataOpKind.TRANSFER_FROM:
+                    return
             if op == DataOpKind.TRANSFER_FROM and not direct:
                 return
             for i in range(n):

@@ -24,7 +24,8 @@
 #include "qv_coalesce.h"
 #include "qv_rangeset.h"
 
-__thread qv_tls qv_t __attribute__((tls_model("initial-exec"))) = {.dev = -1, .slot_idx = -1};
+__thread qv_tls qv_t __attribute__((tls_model("initial-exec"))) = {
+    .dev = -1, .slot_idx = -1, .cur_construct = -1, .cur_loc_str = -1, .cur_task = -1};
 int qv_rec;
 
 /* Whether the skip intervals are published to the program (__quiver_skip): not when the MPI
