@@ -7,17 +7,11 @@ bytes, same findings) is test_range_pass.py's NEST_SHAPES, which holds these pro
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import polars as pl
 import pytest
-
 from test_range_pass import NESTS, PER_ACCESS, mapping_report
 
 pytestmark = pytest.mark.clang
-
-TRACE = str(Path(sys.executable).with_name("trace"))
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
