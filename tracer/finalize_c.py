@@ -41,7 +41,7 @@ def scan_stream(words, n_strings, late, clock):
     """finalize_kernels.scan_stream (PCs in no particular order, as there)."""
     words = _words(words)
     n = words.shape[0]
-    io = np.zeros(10, np.int64)
+    io = np.zeros(11, np.int64)
     io[0] = clock
     used_src = np.zeros(n_strings, np.bool_)
     cap = 1 << max(6, int(2 * n + 2).bit_length())
@@ -54,9 +54,9 @@ def scan_stream(words, n_strings, late, clock):
                           used_src.ctypes.data, keys.ctypes.data, cap, pcs.ctypes.data, control.ctypes.data,
                           late_rows.ctypes.data,
                           counts.ctypes.data, threads.ctypes.data, devices.ctypes.data)
-    clock, n_access, top_alloc, t_min, t_max, n_pcs, n_control, n_late, n_threads, n_devices = io.tolist()
+    clock, n_access, top_alloc, t_min, t_max, n_pcs, n_control, n_late, n_threads, n_devices, blocks = io.tolist()
     return (used_src, pcs[:n_pcs].copy(), control[:n_control].copy(), n_access, top_alloc, counts, t_min, t_max,
-            threads[:n_threads].copy(), devices[:n_devices].copy(), late_rows[:n_late].copy(), clock)
+            threads[:n_threads].copy(), devices[:n_devices].copy(), late_rows[:n_late].copy(), clock, blocks)
 
 
 def group_by_stream(rows, starts, pos):

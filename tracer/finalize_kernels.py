@@ -114,7 +114,7 @@ def _set_grown(keys):
 
 
 # acc slots of scan_stream's loop
-A_PCS, A_CONTROL, A_ACCESS, A_TOP_ALLOC, A_LAST_PC, A_T_MIN, A_T_MAX, A_CLOCK, A_LATE, A_THREADS, A_DEVICES = range(11)
+A_PCS, A_CONTROL, A_ACCESS, A_TOP_ALLOC, A_LAST_PC, A_T_MIN, A_T_MAX, A_CLOCK, A_LATE, A_THREADS, A_DEVICES, A_BLOCKS = range(12)
 KINDS = 256             # kind values counted (formats/stats.py)
 WIN_CREATE = int(EventKind.WIN_CREATE)   # kinds below are OpenMP's: their `device` is a device number
 
@@ -164,6 +164,9 @@ def _scan_rows(words, i, n_strings, used_src, keys, control, counts, late_rows, 
                 n_devices = _add_distinct(devices, n_devices, device)
         if kind == ACCESS:
             n_access += 1
+            b = max(row[W_AUX2], 1)
+            planes = _lo32(row[W_NAME_DEVICE])
+            acc[A_BLOCKS] += b * planes if (w11 >> 48) & F_NAME_INT and b > 1 and planes > 1 else b
         elif kind == ALLOC:
             top_alloc = max(top_alloc, row[W_ID])
         elif kind == CONSTRUCT_BEGIN or kind == CONSTRUCT_END or kind == MAP_CLAUSE or kind == TASK_CREATE:
@@ -206,7 +209,7 @@ def scan_stream(words, n_strings, late, clock):
     threads = np.empty(8, np.int64)
     devices = np.empty(8, np.int64)
     big = np.iinfo(np.int64).max
-    acc = np.array([0, 0, 0, -1, 0, big, -big, clock, 0, 0, 0], np.int64)
+    acc = np.array([0, 0, 0, -1, 0, big, -big, clock, 0, 0, 0, 0], np.int64)
     i = 0
     while True:
         i = _scan_rows(words, i, n_strings, used_src, keys, control, counts, late_rows, threads, devices, late, acc)
@@ -225,7 +228,7 @@ def scan_stream(words, n_strings, late, clock):
     t_min, t_max = (acc[A_T_MIN], acc[A_T_MAX]) if words.shape[0] else (0, -1)
     return (used_src, keys[keys != 0], control[:acc[A_CONTROL]].copy(), acc[A_ACCESS], acc[A_TOP_ALLOC], counts,
             t_min, t_max, threads[:acc[A_THREADS]].copy(), devices[:acc[A_DEVICES]].copy(),
-            late_rows[:acc[A_LATE]].copy(), acc[A_CLOCK])
+            late_rows[:acc[A_LATE]].copy(), acc[A_CLOCK], acc[A_BLOCKS])
 
 
 @kernel(inline="always")

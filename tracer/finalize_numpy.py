@@ -75,7 +75,7 @@ def scan_stream(words, n_strings, late, clock):
     pcs, control, late_rows = [np.zeros(0, np.uint64)], [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
     threads, devices = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
     counts = np.zeros(KINDS, np.int64)
-    n_access, top_alloc = 0, -1
+    n_access, top_alloc, blocks = 0, -1, 0
     for a in range(0, n, CHUNK):
         w = words[a:a + CHUNK]
         t = w[:, W_TIME]
@@ -87,7 +87,13 @@ def scan_stream(words, n_strings, late, clock):
         threads.append(sorted_unique(_lo32(w[:, W_THREAD_KIND_FLAGS])))
         device = w[kind < WIN_CREATE, W_NAME_DEVICE] >> 32
         devices.append(sorted_unique(device[device >= 0]))
-        n_access += int(np.count_nonzero(kind == ACCESS))
+        is_access = kind == ACCESS
+        n_access += int(np.count_nonzero(is_access))
+        b = np.maximum(w[is_access, W_AUX2], 1)
+        planes = _lo32(w[is_access, W_NAME_DEVICE])
+        named = ((w[is_access, W_THREAD_KIND_FLAGS] >> 48) & F_NAME_INT) != 0
+        planes = np.where(named & (b > 1) & (planes > 1), planes, 1)
+        blocks += int((b * planes).sum())
         allocs = w[kind == ALLOC, W_ID]
         if len(allocs):
             top_alloc = max(top_alloc, int(allocs.max()))
@@ -100,7 +106,7 @@ def scan_stream(words, n_strings, late, clock):
     t_min, t_max = (int(words[:, W_TIME].min()), int(words[:, W_TIME].max())) if n else (0, -1)
     return (used_src, sorted_unique(np.concatenate(pcs)), np.concatenate(control), n_access, top_alloc, counts,
             t_min, t_max, sorted_unique(np.concatenate(threads)), sorted_unique(np.concatenate(devices)),
-            np.concatenate(late_rows), clock)
+            np.concatenate(late_rows), clock, blocks)
 
 
 def group_by_stream(rows, starts, pos):

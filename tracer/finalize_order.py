@@ -87,7 +87,7 @@ def scan(kern: Kernels, st: Stream) -> Scan:
     for a in range(0, len(st.words), SCAN_ROWS):
         w = st.words[a:a + SCAN_ROWS]
         (u, p, c, n_access, top, counts, t_min, t_max, threads, devices, late_rows,
-         clock) = kern.scan_stream(w, n_strings, LATE_NS, clock)
+         clock, blocks) = kern.scan_stream(w, n_strings, LATE_NS, clock)
         used |= u
         pcs.append(p)
         control.append(c + a)
@@ -96,7 +96,7 @@ def scan(kern: Kernels, st: Stream) -> Scan:
         accesses += int(n_access)
         top_alloc = max(top_alloc, int(top))
         stats.merge(LogStats(counts, int(t_min), int(t_max), {(st.rank, int(x)) for x in threads}, {st.rank},
-                             {int(d) for d in devices}, len(w)))
+                             {int(d) for d in devices}, len(w), int(blocks)))
         st.release(a, a + len(w))
     return Scan(used, sorted_unique(np.concatenate(pcs)), np.concatenate(control), accesses, top_alloc, stats,
                 np.concatenate(late) + st.start, np.concatenate(late_t))

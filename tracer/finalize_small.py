@@ -71,7 +71,7 @@ def _scan(lib: ctypes.CDLL, st: _Stream) -> tuple[list[int], list[int], list[int
     """qv_fin_scan over the whole file: (used psource ids (local), PCs, control rows (local), accesses,
     largest ALLOC id, stats)."""
     n, n_strings = st.rows, len(st.table) - 1
-    io = _zeros("q", 10)
+    io = _zeros("q", 11)
     used = _zeros("B", n_strings)
     cap = 1 << max(6, int(2 * n + 2).bit_length())
     keys, pcs = _zeros("Q", cap), _zeros("Q", n)
@@ -79,11 +79,11 @@ def _scan(lib: ctypes.CDLL, st: _Stream) -> tuple[list[int], list[int], list[int
     counts = _zeros("q", KINDS)
     lib.qv_fin_scan(_addr(st.data), n, n_strings, 0, ctypes.byref(CONSTS), _addr(io), _addr(used), _addr(keys), cap,
                     _addr(pcs), _addr(control), _addr(late), _addr(counts), _addr(threads), _addr(devices))
-    _clock, n_access, top_alloc, t_min, t_max, n_pcs, n_control, _late, n_threads, n_devices = io.tolist()
+    _clock, n_access, top_alloc, t_min, t_max, n_pcs, n_control, _late, n_threads, n_devices, blocks = io.tolist()
     stats = LogStats()
     if n:   # finalize_order.scan merges nothing for an empty file
         stats = LogStats(counts.tolist(), t_min, t_max, {(st.rank, t) for t in threads[:n_threads]}, {st.rank},
-                         set(devices[:n_devices]), n)
+                         set(devices[:n_devices]), n, blocks)
     return ([i for i, u in enumerate(used) if u], pcs[:n_pcs].tolist(), control[:n_control].tolist(), n_access,
             top_alloc, stats)
 

@@ -209,3 +209,31 @@ def test_plain_and_pyarrow_writers_agree_on_two_ranks(trace_cli_run, tmp_path, m
     plain, arrow = _finalize_both_ways(Path(str(log) + ".raw"), tmp_path, monkeypatch)
     _same_log(plain, arrow)
     assert set(read_log(plain).col("rank").tolist()) == {0, 1}
+
+
+@pytest.mark.parametrize("kernels", ["python", "numpy", "compiled", "c", "record"])
+def test_stored_stats_count_the_blocks_of_planes(record_c, tmp_path, monkeypatch, kernels):
+    """The stats finalize stores (what `trace info` prints without reading the events) count the blocks
+    the ACCESS rows stand for: strided runs' blocks times their planes (format version 5), by every
+    scan implementation and by `trace record`'s small-run path."""
+    from quiver.formats.stats import STATS_KEY, LogStats
+
+    run = record_c(Path(__file__).resolve().parents[1] / "programs" / "nests" / "redblack_odd.c", opt="-O2",
+                   env={"QUIVER_KEEP_RAW": "1"})
+    assert run.returncode == 0, run.stderr
+    out = run.log
+    if kernels != "record":
+        if kernels == "python":
+            monkeypatch.setenv("QUIVER_JIT", "never")
+        chosen = {"python": lambda: finalize_kernels.KERNELS, "numpy": lambda: finalize_numpy.NUMPY,
+                  "compiled": finalize_kernels.compiled, "c": lambda: finalize_c.C}[kernels]()
+        monkeypatch.setattr(finalize_mod, "kernels", lambda events: chosen)
+        out = tmp_path / f"again-{kernels}.arrow"
+        finalize_mod.finalize(Path(str(run.log) + ".raw"), out)
+    log = read_log(out)
+    cols = log.columns()
+    access = cols["kind"] == EventKind.ACCESS
+    planes = np.maximum(cols["name"][access], 1)
+    assert planes.max() >= 2
+    want = int((np.maximum(cols["aux2"][access], 1) * planes).sum())
+    assert LogStats.from_json(log.run[STATS_KEY]).blocks == want

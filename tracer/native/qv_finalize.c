@@ -44,13 +44,13 @@ static inline int64_t add_distinct(int64_t *values, int64_t n, int64_t v) {
 }
 
 /* io (in/out): [0] clock; out: [1] accesses, [2] top alloc, [3] t_min, [4] t_max, [5] PCs, [6] control
- * rows, [7] late rows, [8] threads, [9] devices. `keys`: a zeroed open-addressing set of `key_cap`
+ * rows, [7] late rows, [8] threads, [9] devices, [10] the blocks the accesses stand for (planes x blocks). `keys`: a zeroed open-addressing set of `key_cap`
  * (a power of two > 2 n) entries, of which only the slots used are touched; the distinct PCs go to
  * pcs[0 .. io[5]). pcs, threads, devices, control and late_rows have room for n values. */
 void qv_fin_scan(const int64_t *words, int64_t n, int64_t n_strings, int64_t late, const qv_fin_consts *k,
                  int64_t *io, uint8_t *used_src, uint64_t *keys, int64_t key_cap, uint64_t *pcs, int64_t *control,
                  int64_t *late_rows, int64_t *counts, int64_t *threads, int64_t *devices) {
-  int64_t clock = io[0], n_access = 0, top_alloc = -1, t_min = INT64_MAX, t_max = -INT64_MAX;
+  int64_t clock = io[0], n_access = 0, n_blocks = 0, top_alloc = -1, t_min = INT64_MAX, t_max = -INT64_MAX;
   int64_t n_pcs = 0, n_control = 0, n_late = 0, n_threads = 0, n_devices = 0;
   int64_t last_thread = -((int64_t)1 << 40), last_device = -((int64_t)1 << 40);
   uint64_t last_pc = 0, mask = (uint64_t)key_cap - 1;
@@ -75,8 +75,11 @@ void qv_fin_scan(const int64_t *words, int64_t n, int64_t n_strings, int64_t lat
         n_devices = add_distinct(devices, n_devices, device);
       }
     }
-    if (kind == k->access)
+    if (kind == k->access) {
       n_access++;
+      int64_t b = row[W_AUX2] > 1 ? row[W_AUX2] : 1, planes = lo32(row[W_NAME_DEVICE]);
+      n_blocks += ((w11 >> 48) & k->f_name_int) && b > 1 && planes > 1 ? b * planes : b;
+    }
     else if (kind == k->alloc) {
       if (row[W_ID] > top_alloc) top_alloc = row[W_ID];
     } else if (kind == k->construct_begin || kind == k->construct_end || kind == k->map_clause ||
@@ -108,6 +111,7 @@ void qv_fin_scan(const int64_t *words, int64_t n, int64_t n_strings, int64_t lat
   io[7] = n_late;
   io[8] = n_threads;
   io[9] = n_devices;
+  io[10] = n_blocks;
 }
 
 /* finalize_kernels.group_by_stream: bounds has n_starts + 1 entries */
