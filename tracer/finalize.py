@@ -25,15 +25,13 @@ from quiver.formats.stats import LogStats
 from quiver.formats.writer import BATCH_ROWS
 from quiver.tracer.finalize_control import (
     Interner,
-    construct_fixes,
     locations,
-    map_clauses,
     module_renames,
     object_rows,
     run_metadata,
     stack_objects_of,
-    task_locations,
 )
+from quiver.tracer.finalize_control_arrays import construct_fixes, first_clauses, map_clauses, task_locations
 from quiver.tracer.finalize_kernels import COLS32, COLS64, Kernels, kernels
 from quiver.tracer.finalize_order import Scan, Stream, log_order, scan
 from quiver.tracer.finalize_small import PLAIN_MAX_ROWS  # written uncompressed without pyarrow up to this
@@ -121,11 +119,6 @@ def _locations(uniq_src: np.ndarray, uniq_pc: np.ndarray, pc_locs: list[Location
     return _Locations(table, np.array(by_string, np.int64), uniq_pc, np.array(by_pc, np.int64))
 
 
-def _lists(cols: dict[str, np.ndarray]) -> dict[str, list[int]]:
-    """Columns as lists of Python ints (finalize_control's form)."""
-    return {c: v.tolist() for c, v in cols.items()}
-
-
 def _control_rows(space: _RowSpace, scans: list[Scan], locs: _Locations) -> dict[str, np.ndarray]:
     """Log columns (before task locations and `target data` fixes) of the control rows of all
     streams, in stream order, and `row`: their global row ids."""
@@ -188,14 +181,14 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     space = _RowSpace(streams, np.array([st.start for st in streams], dtype=np.int64), t0, kern)
     uniq_src, uniq_pc = _used_sources(streams, scans)
     no_locs = _Locations([], np.full(len(strings.strings) + 1, -1, np.int64), uniq_pc[:0], np.zeros(0, np.int64))
-    control = _lists(_control_rows(space, scans, no_locs))  # what fixes and objects need: all but `loc`
+    control = _control_rows(space, scans, no_locs)  # what fixes and objects need: all but `loc`
     clauses = map_clauses(raws, control, modules_by_rank)
     with ThreadPoolExecutor(1) as pool:  # one symbolizer batch (code addresses, globals) overlaps the rest
         symbolized = pool.submit(symbolize_with_objects, uniq_pc, modules,
-                                 [(exe, maps["addr"]) for _, exe, maps in clauses if exe is not None])
-        fix_pos, fix_op = construct_fixes(control)
-        fixes = np.array(fix_pos, np.int64), np.array(fix_op, np.int32)
-        stacks = [stack_objects_of(exe, maps, strings) for _, exe, maps in clauses]  # the debug info, meanwhile
+                                 [(exe, np.unique(maps["addr"])) for _, exe, maps in clauses if exe is not None])
+        fixes = construct_fixes(control)
+        stacks = [stack_objects_of(exe, maps, strings, first_clauses(maps))  # the debug info, meanwhile
+                  for _, exe, maps in clauses]
         pc_locs, found = symbolized.result()
     found_by_clauses = iter(found)
     globals_by_clauses = [next(found_by_clauses) if exe is not None else [] for _, exe, _ in clauses]
@@ -205,8 +198,7 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     # only TASK_CREATE / TASK_DEPEND rows read the task locations (fill_rows): without them (most
     # offloading runs: no `nowait`), no second pass over the control rows
     has_tasks = raw.kinds[EventKind.TASK_CREATE] + raw.kinds[EventKind.TASK_DEPEND] > 0
-    task_locs = tuple(np.array(v, np.int64) for v in task_locations(_lists(_control_rows(space, scans, locs)))) \
-        if has_tasks else _NO_KEYS
+    task_locs = task_locations(_control_rows(space, scans, locs)) if has_tasks else _NO_KEYS
     for st in streams:
         st.release_all()    # the control rows' pages
     n_objects = len(objects["kind"]) if objects is not None else 0

@@ -137,13 +137,9 @@ def map_clauses(raws: list[RankRaw], control: Columns,
     return out
 
 
-def stack_objects_of(exe: Module | None, maps: Columns, strings: Interner) -> list[tuple[int, str, int]]:
-    """(map row, variable, size) of the locals named by map clauses: the first clause of each
-    (function of the construct, variable) that the debug info knows as a local of that function."""
-    if exe is None:
-        return []
+def first_clauses(maps: Columns) -> list[int]:
+    """Positions (ascending) of the earliest clause of each distinct (construct source, variable)."""
     times = maps["time_ns"]
-    # first clause of each distinct (construct source, variable): a loop over distinct pairs only
     seen: set[tuple[int, int]] = set()
     firsts = []
     for i in sorted(range(len(times)), key=times.__getitem__):
@@ -151,9 +147,20 @@ def stack_objects_of(exe: Module | None, maps: Columns, strings: Interner) -> li
         if pair not in seen:
             seen.add(pair)
             firsts.append(i)
-    first: dict[tuple[str, str], int] = {}
-    for i in sorted(firsts):
-        src, name = maps["src"][i], maps["name"][i]
+    return sorted(firsts)
+
+
+def stack_objects_of(exe: Module | None, maps: Columns, strings: Interner,
+                     firsts: Sequence[int] | None = None) -> list[tuple[int, str, int]]:
+    """(map row, variable, size) of the locals named by map clauses: the first clause of each
+    (function of the construct, variable) that the debug info knows as a local of that function.
+    ``firsts``: first_clauses(maps) when the caller computed it (the array form)."""
+    if exe is None:
+        return []
+    times = maps["time_ns"]
+    first: dict[tuple[str, str], int] = {}   # a loop over distinct (source, variable) pairs only
+    for i in first_clauses(maps) if firsts is None else firsts:
+        src, name = int(maps["src"][i]), int(maps["name"][i])
         ps = parse_psource(strings.strings[src]) if src >= 0 else None
         var = strings.strings[name].split(".")[0] if name >= 0 else ""
         if ps and var.isidentifier():
