@@ -33,7 +33,16 @@ from quiver.tracer.finalize_control import (
     stack_objects_of,
     task_locations,
 )
-from quiver.tracer.rawread import RAW_BYTES, RAW_WORDS, Module, RankRaw, ranks_in, read_event_bytes, read_rank
+from quiver.tracer.rawread import (
+    RAW_BYTES,
+    RAW_WORDS,
+    Module,
+    RankRaw,
+    ranks_in,
+    raw_event_bytes,
+    read_event_bytes,
+    read_rank,
+)
 from quiver.tracer.symbolize import dedup_modules, symbolize_with_objects
 
 # Logs of up to this many rows are written uncompressed without pyarrow (formats/ipc_file.py), by both
@@ -130,7 +139,7 @@ def finalize_small(raw_dir: Path, out: Path, run: dict[str, Any] | None = None,
     PLAIN_MAX_ROWS rows; None (nothing written) for a bigger one or without the C library."""
     raw_dir = Path(raw_dir)
     lib = library()
-    if lib is None:
+    if lib is None or raw_event_bytes(raw_dir) > PLAIN_MAX_ROWS * RAW_BYTES:  # before reading
         return None
     raws: list[RankRaw] = [read_rank(raw_dir, r, read_event_bytes) for r in (ranks_in(raw_dir) if raw_dir.is_dir() else [])]
     n = sum(len(ev) for rr in raws for ev in rr.streams) // RAW_BYTES

@@ -7,6 +7,8 @@ finalize (tracer/finalize_small.py), into bytes: importing this module does not 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import struct
 from collections.abc import Callable
@@ -169,6 +171,17 @@ def ranks_in(raw_dir: Path) -> list[int]:
         if m:
             ranks.add(int(m.group(1)))
     return sorted(ranks)
+
+
+def raw_event_bytes(raw_dir: Path) -> int:
+    """Bytes of the whole raw records written so far (all ranks and threads), without reading them."""
+    total = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(raw_dir):
+            if _EV_RE.match(entry.name):
+                with contextlib.suppress(OSError):
+                    total += entry.stat().st_size // RAW_BYTES * RAW_BYTES
+    return total
 
 
 def read_rank(raw_dir: Path, rank: int, events: Callable[[Path], tuple[Any, bool]] = read_events) -> RankRaw:

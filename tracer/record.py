@@ -214,17 +214,6 @@ def finalizing_status(raw: Path, out: Path) -> Iterator[Callable[[int, int], Non
 POLL_S = 0.05   # how often the raw directory's size is looked at while the program runs
 
 
-def _raw_bytes(raw: Path) -> int:
-    """Bytes of raw records written so far (all ranks and threads)."""
-    total = 0
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(raw):
-            if entry.name.endswith(".ev"):
-                with contextlib.suppress(OSError):
-                    total += entry.stat().st_size
-    return total
-
-
 def _prepare_finalize(exe: Path, raw: Path, ended: threading.Event) -> threading.Thread:
     """While the program runs rather than after it: start the tools finalize runs on the executable
     (tracer/tools.py), import the finalize of small runs (finalize_small: no numpy), and, in a thread,
@@ -238,11 +227,11 @@ def _prepare_finalize(exe: Path, raw: Path, ended: threading.Event) -> threading
     tools.prestart(exe, objects=calls_offload_runtime(exe))
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
     from quiver.tracer.finalize_small import PLAIN_MAX_ROWS
-    from quiver.tracer.rawread import RAW_BYTES
+    from quiver.tracer.rawread import RAW_BYTES, raw_event_bytes
 
     def import_numpy_path() -> None:
         while not ended.wait(POLL_S):
-            if _raw_bytes(raw) > PLAIN_MAX_ROWS * RAW_BYTES:
+            if raw_event_bytes(raw) > PLAIN_MAX_ROWS * RAW_BYTES:
                 import quiver.tracer.finalize  # noqa: F401
                 return
 
