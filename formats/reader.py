@@ -486,7 +486,7 @@ def read_log(path: str | os.PathLike) -> EventLog:
         raise LogFormatError(f"{p}: damaged quiver metadata (locations)") from None
     if num_events > size * MAX_ROWS_PER_BYTE:
         raise LogFormatError(f"{p}: damaged log: {num_events} events in a file of {size} bytes")
-    rules = BatchRules.of(p, run, len(strings), len(locations), num_batches)
+    rules = BatchRules.of(p, run, len(strings), len(locations), num_batches, version)
     return EventLog(
         path=p, run=run, strings=list(strings), locations=locations, version=version,
         num_events=num_events, num_batches=num_batches, _reader=reader, _rules=rules, _plain=plain,

@@ -23,6 +23,8 @@ import numpy as np
 from .batch_scan import ColumnScan
 from .errors import LogFormatError
 from .schema import (
+    FORMAT_VERSION,
+    PLANES_VERSION,
     ConstructKind,
     DataOpKind,
     DependKind,
@@ -102,9 +104,11 @@ class BatchRules:
     ranks: int
     devices: int
     block_budget: int            # blocks per batch: BLOCKS_PER_EVENT per row + a share of BLOCKS_BASE
+    version: int = FORMAT_VERSION  # the log's format version: planes exist from PLANES_VERSION on
 
     @classmethod
-    def of(cls, path: Path, run: dict[str, Any], n_strings: int, n_locations: int, num_batches: int) -> BatchRules:
+    def of(cls, path: Path, run: dict[str, Any], n_strings: int, n_locations: int, num_batches: int,
+           version: int = FORMAT_VERSION) -> BatchRules:
         # rank ids are only bounded (a synthetic log's `ranks` need not cover its peers); the run's own
         # counts must be sane numbers
         _int_meta(run, "ranks", MAX_RANKS, path)
@@ -117,7 +121,7 @@ class BatchRules:
             base = BLOCKS_BASE
         return cls(path, n_strings, n_locations, MAX_RANKS,
                    devices + 1 if devices is not None else MAX_DEVICES,   # + the host fallback's number
-                   base // max(num_batches, 1))
+                   base // max(num_batches, 1), version)
 
     def check(self, cols: dict[str, np.ndarray], batch: int,
               time_ns: Callable[[], np.ndarray] | None = None, scans: Mapping[str, ColumnScan] | None = None) -> None:
@@ -191,6 +195,10 @@ class BatchRules:
         planes = "name" in cols and not within("name", -1, 2)     # ACCESS rows of planes (format version 5)
         if planes:
             self._fail_if((kind == ACCESS) & (cols["name"] < -1), batch, "negative plane count", cols["name"])
+            if self.version < PLANES_VERSION:   # no writer of an older version wrote a plane count
+                self._fail_if((kind == ACCESS) & (cols["name"] >= 2), batch,
+                              f"planes of an access run in a version {self.version} log (planes: version "
+                              f"{PLANES_VERSION} on)", cols["name"])
         if "id2" in cols and not within("id2", -1, self.ranks):
             peer = (kind == PEER_KINDS[0]) | (kind == PEER_KINDS[1])
             self._fail_if(peer & ((cols["id2"] < -1) | (cols["id2"] >= self.ranks)), batch,

@@ -110,6 +110,25 @@ def test_a_version_4_log_still_reads(tmp_path):
     assert quiver.open(path).accesses["planes"].to_list() == [1]
 
 
+def test_planes_in_a_version_4_log_are_refused_with_one_line(tmp_path):
+    """No version 1-4 writer wrote a plane count: an ACCESS `name` >= 2 there is damage, not planes."""
+    from quiver.formats import writer
+
+    old = writer.FORMAT_VERSION
+    try:
+        writer.FORMAT_VERSION = 4
+        b = LogBuilder()
+        b.access(0x1000, 4, stride=8, blocks=2, width=4, planes=3, plane_stride=64)
+        path = b.write(tmp_path / "v4planes.arrow")
+    finally:
+        writer.FORMAT_VERSION = old
+    with pytest.raises(LogFormatError, match=r"planes of an access run in a version 4 log \(planes: version 5 on\)"):
+        read_log(path).columns()
+    r = subprocess.run([TRACE, "analyze", "--check", "all", str(path)], capture_output=True, text=True, check=False)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "version 4 log" in r.stderr
+
+
 def test_a_version_6_log_is_refused_with_one_line(tmp_path):
     good = read_log(planes_log(tmp_path / "p.arrow")).table
     meta = dict(good.schema.metadata)
