@@ -132,6 +132,7 @@ def device_coverage(t) -> dict:
 def mapping_report(log: Path) -> list[tuple]:
     r = subprocess.run([TRACE, "analyze", str(log), "--check", "mapping", "--format", "json"],
                        capture_output=True, text=True, check=False)
+    assert r.returncode in (0, 1), r.stderr
     return sorted((f["kind"], f["variable"], f["access"]["line"], f.get("element"), f.get("element_size"), f["bytes"])
                   for f in json.loads(r.stdout)["findings"])
 

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define QV_HELD 16       /* held rows per thread (2 per call site of a red-black sweep's body) */
-#define QV_RECENT 32     /* rows of each kind remembered exactly (a power of two) */
+#define QV_RECENT 32     /* rows of each kind remembered exactly (at most 32: a bit mask of the ring) */
 #define QV_PLANES_MAX (1u << 30)
 
 typedef struct qv_recent {
@@ -40,6 +40,9 @@ typedef struct qv_plane_row {
 } qv_plane_row;
 
 typedef struct qv_planes {
+  /* the ring's hulls apart from the rest, so plane_clear's first test is a branch-free pass over
+   * two arrays (an empty slot is [0, 0): it meets nothing) */
+  int64_t rlo[2][QV_RECENT], rhi[2][QV_RECENT]; /* (user-space addresses: below 2^63) */
   uint32_t n[2], head[2];  /* rows of each kind in the ring, the next slot */
   uint64_t uses;
   uint32_t occ;            /* occupied held slots */
