@@ -528,17 +528,20 @@ def test_recurrences_are_hoisted_per_row_not_per_access(omp_build, opt):
 
 
 @pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
-@pytest.mark.parametrize("opt", ["-O1", "-O2"])
+@pytest.mark.parametrize("opt", ["-O0", "-O1", "-O2"])
 def test_unsigned_columns_against_a_64_bit_bound_are_hoisted(omp_build, opt):
     """`for (unsigned x = 1; x < w - 1; x++)` with a `size_t w` has no trip count (the 32-bit x could
     wrap first): the count that holds when x does not wrap, checked at run time with the widened
     indices, hoists each row, so the per-access calls no longer grow with the row length (before: one
-    call per pixel and neighbour). Same bytes and finding as per access:
-    test_nest_shapes_record_the_same_bytes_as_per_access[unsigned_cols]."""
+    call per pixel and neighbour). At -O0 the checks are rebuilt from the promoted copy too, and a
+    top-tested loop's counter is checked at its last test as well. Same bytes and finding as per
+    access: test_nest_shapes_record_the_same_bytes_as_per_access[unsigned_cols]."""
     exe = omp_build(NESTS / "unsigned_cols.c", opt=opt)
     fns = ["__quiver_range_load_c", "__quiver_range_store_c", "__sanitizer_cov_load1", "__sanitizer_cov_store1"]
     short, long_ = (calls_under_gdb(exe, [str(n)], fns) for n in (40, 80))
-    assert sum(long_[f] - short[f] for f in fns) < 80, (short, long_)  # per access: ~5 calls more per pixel
+    # hoisted: a few calls more per row of the 40 more (-O0: a row's loads of `rows`/`s`); per access:
+    # ~5 more per pixel of the 4800 more
+    assert sum(long_[f] - short[f] for f in fns) <= 2 * 40 * 2, (short, long_)
 
 
 @pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")

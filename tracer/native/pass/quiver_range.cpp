@@ -792,7 +792,7 @@ public:
     innerLevels(A, false);
     // again with 32-bit indices widened (ExtWiden) where that reaches further out (else a collapsed
     // loop's own extension checks, nestLevel, stay as they were)
-    if (!TopTested) {
+    {
       Access W = Fresh;
       if (innerLevels(W, true) && W.Loops.size() > A.Loops.size()) A = W;
     }
@@ -971,15 +971,23 @@ public:
       if (Top && Need == L->getHeader()) return refused("in the loop's test"); // runs once more than the body
       if (!everyIteration(L, Need, K, Conds)) return refused("not on every iteration");
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
-      if (isa<SCEVCouldNotCompute>(BTC) && !Top) BTC = countWithoutWrap(L, CK);
+      size_t Wrapped = CK.size(); // CK[Wrapped..]: counters of L that must not wrap (countWithoutWrap)
+      if (isa<SCEVCouldNotCompute>(BTC)) BTC = countWithoutWrap(L, CK);
       if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return refused("no invariant trip count");
       const SCEV *RanIn = Ran; // (-O0) the loops below ran: a collapsed loop's rows exist
+      // a top-tested loop's test sees its counters once more than the body: they must not wrap there either
+      SmallVector<std::array<const SCEV *, 3>, 2> LastTest;
+      if (Top)
+        for (size_t I = Wrapped; I < CK.size(); ++I)
+          LastTest.push_back({cast<SCEVAddRecExpr>(CK[I][0])->evaluateAtIteration(
+                                  SE.getTruncateOrZeroExtend(BTC, CK[I][0]->getType()), SE), CK[I][1], CK[I][2]});
       if (Top) BTC = lastBodyIteration(BTC, Ran);
       if (K <= 2 && llvm::any_of(C, [&](const SCEV *E) {
             auto *AR = dyn_cast<SCEVAddRecExpr>(E);
             return !SE.isLoopInvariant(E, L) && (!AR || AR->getLoop() != L || !AR->isAffine());
           })) {
         if (Cols) return true; // (a column's record stays the inner loop's)
+        if (!LastTest.empty()) return refused("a collapsed loop counted where its counter does not wrap");
         // not affine in L: maybe a collapsed loop, whose rows (one access, the interval over the
         // loops below, or a few rows of a strided record over them: a fan) are planes of `iv / m`
         // (nestLevel); a widened index's checks move to the planes' corners
@@ -1124,6 +1132,7 @@ public:
       A.Lo.push_back(Lo);
       A.Hi.push_back(Hi);
       A.Conds.push_back(Conds);
+      NK.append(LastTest.begin(), LastTest.end());
       A.InRange.push_back(NK);
       CK = NK;
       A.Tile = Tile;
@@ -1452,9 +1461,9 @@ public:
     for (auto &[LoW, HiW, AW] : R) {
       if (AW->Level >= (int)AW->InRange.size()) continue;
       for (auto &[W, WLo, WHi] : AW->InRange[AW->Level]) {
-        Value *X = Exp.expandCodeFor(W, W->getType(), At);
-        Value *C = B.CreateAnd(B.CreateICmpSGE(X, Exp.expandCodeFor(WLo, W->getType(), At)),
-                               B.CreateICmpSLE(X, Exp.expandCodeFor(WHi, W->getType(), At)));
+        auto wide = [&](const SCEV *S) { return Rebuild ? Rebuild(S, At) : Exp.expandCodeFor(S, W->getType(), At); };
+        Value *X = wide(W);
+        Value *C = B.CreateAnd(B.CreateICmpSGE(X, wide(WLo)), B.CreateICmpSLE(X, wide(WHi)));
         Ok = Ok ? B.CreateAnd(Ok, C) : C;
       }
     }
@@ -2436,6 +2445,7 @@ void hoistThroughCopy(Function &F, LoopInfo &LIF, DominatorTree &DTF, TargetLibr
       for (int K = 1; K <= J; ++K)
         Ok = Ok && (!A.Tile[K].first || (P.expr(A.Tile[K].first, T, false) && P.expr(A.Tile[K].second, T, false)));
       for (const SCEV *X : A.Strided[J]) Ok = Ok && (!X || P.expr(X, T, false));
+      for (auto &[W, WLo, WHi] : A.InRange[J]) Ok = Ok && P.expr(W, T, false) && P.expr(WLo, T, false) && P.expr(WHi, T, false);
       if (A.Nest && J == (int)A.Loops.size() - 1) { // a collapsed loop's planes and their checks
         const Access::NestLevel &N = *A.Nest;
         for (const SCEV *X : {N.P00, N.RStride, N.QStride, N.M, N.RLo, N.Count, N.RowBytes, N.JStride, N.M2, N.FanStride})
