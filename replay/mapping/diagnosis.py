@@ -475,8 +475,11 @@ def related(ctx: Context, d: Described) -> list[Related]:
         if construct is not None:
             out.append(Related("construct", ctx.site(construct["loc"]), construct_name(construct["op"])))
             ignored = ctx.clause_for((construct["rank"], construct["id"]), det.name, det.host_addr)
+            # (an implicit map, the compiler's zero-length map of a pointer the kernel uses, is no clause
+            # the user wrote: saying it had no effect would send them looking for it)
             if ignored is not None and d.clause is not None and ignored["g"] != d.clause["g"] \
-                    and (ignored["rank"], ignored["id"]) != (d.clause["rank"], d.clause["id"]):
+                    and (ignored["rank"], ignored["id"]) != (d.clause["rank"], d.clause["id"]) \
+                    and not ignored["op"] & MapType.IMPLICIT:
                 out.append(Related("ignored-clause", ctx.site(ignored["loc"]),
                                    f"{ctx.clause_text(ignored)} had no effect: `{d.var}` was already present"))
     if det.release_event >= 0:

@@ -2194,7 +2194,7 @@ public:
       IRBuilder<> B(S);
       Value *X = B.CreateSExt(Op->getOperand(0), S->getType()), *Y = B.CreateSExt(Op->getOperand(1), S->getType());
       Value *W = B.CreateBinOp(Op->getOpcode(), X, Y);
-      cast<BinaryOperator>(W)->setHasNoSignedWrap(true);
+      if (auto *WB = dyn_cast<BinaryOperator>(W)) WB->setHasNoSignedWrap(true); // (constants fold: `64 * 15` in a promoted copy)
       S->replaceAllUsesWith(W);
       for (auto &[PHC, Vs] : Slots) // a slot's value may be the extension itself
         for (auto &[V, Slot] : Vs)
