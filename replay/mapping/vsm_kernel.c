@@ -327,10 +327,13 @@ static i64 windows(const qv_tables *t, qv_state *st, i64 ckey, i64 rk, i64 di) {
     if (start < n && t->clk_keys[start] == ckey) {
         for (i64 i = start; i < n && t->clk_keys[i] == ckey; i++) {
             i64 c = t->clk_rows[i];
-            i64 hk = CL(st, c, CL_HOST), best = -1;
+            /* the CV that holds the clause's section: a struct whose pointer member alone was mapped
+             * before (`map(to: x.v[0:n])`) has a CV of that member only, which the implicit map of the
+             * whole struct at the kernel finds present: its window is still that struct's */
+            i64 hk = CL(st, c, CL_HOST), hend = hk + imax(CL(st, c, CL_SIZE), 1), best = -1;
             for (i64 j = 0; j < n_live; j++) {
                 i64 e = st->lv_en[j];
-                int holds = EN(st, e, EN_HOST) <= hk && hk < EN(st, e, EN_HOST) + EN(st, e, EN_SIZE);
+                int holds = EN(st, e, EN_HOST) < hend && hk < EN(st, e, EN_HOST) + EN(st, e, EN_SIZE);
                 if (EN(st, e, EN_RANK) == rk && EN(st, e, EN_DI) == di && holds && e > best)
                     best = e;
             }

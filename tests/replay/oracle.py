@@ -280,8 +280,9 @@ class Oracle:
         if cands:
             for c in cands:
                 best = None
-                for e in self.live(rank, d):   # the newest live mapping holding the clause's first byte
-                    if e.host <= c["host"] < e.host + e.size:
+                end = c["host"] + max(c["size"], 1)
+                for e in self.live(rank, d):   # the newest live mapping holding a byte of the clause's section
+                    if e.host < end and c["host"] < e.host + e.size:
                         best = e
                 if best is not None and all(best is not p[0] for p in picked):
                     obj = c["object"] or (best.clause["object"] if best.clause else None)
