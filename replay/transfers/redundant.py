@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 from quiver.formats import DataOpKind, EventKind, EventLog
-from quiver.formats.jit import kernel
+from quiver.formats.blocks import row_blocks
+from quiver.formats.jit import kernel, sized_for_work
 from quiver.formats.schema import COLUMN_NAMES
 from quiver.formats.select import MAPPING_KINDS, SEQ_DTYPE, empty_events, select_events
 from quiver.replay.transfers.constructs import (
@@ -61,6 +62,7 @@ class Survey:
 
     events: pl.DataFrame
     boxes: np.ndarray       # [class (1, 2, 4, 8-byte aligned), side (host, device), (lowest, highest end)]
+    work: int = 0           # rows, an ACCESS row counted as the blocks it stands for: what the replay loops over
 
     def alignment(self, ops: pl.DataFrame) -> int:
         """Largest power of two (at most MAX_GRANULE) dividing the address and size of every access
@@ -92,6 +94,7 @@ def survey(log: EventLog) -> Survey:
     boxes[:, :, 0] = np.iinfo(np.uint64).max
     parts: list[pl.DataFrame] = []
     offset = 0
+    work = 0
     rest = [c for c in COLUMN_NAMES if c not in SCAN_COLUMNS]
     for i, batch in enumerate(log.batches(SCAN_COLUMNS)):
         kind = batch["kind"]
@@ -102,10 +105,12 @@ def survey(log: EventLog) -> Survey:
             cols.update({name: rows[name][keep] for name in COLUMN_NAMES})
             parts.append(pl.DataFrame(cols))
         offset += len(kind)
+        acc = kind == ACCESS
+        work += len(kind) - int(np.count_nonzero(acc)) + int(row_blocks(batch["aux2"][acc], batch["name"][acc]).sum())
         _bound_accesses(boxes, kind, batch["device"], batch["addr"], batch["addr2"], batch["size"], batch["aux2"],
                         batch["name"], batch["id2"])
     events = pl.concat(parts, rechunk=True) if parts else empty_events()
-    return Survey(events, boxes)
+    return Survey(events, boxes, work)
 
 
 @kernel(nogil=True)
@@ -346,18 +351,20 @@ def replay_transfers(log: EventLog, first: Survey | None = None) -> TransferRepl
     ops = Ops(max(1 << 16, 4 * room))
     out = Ops(ops.capacity)
     offset = 0
-    for batch in log.batches(READ_COLUMNS):
-        row, block = 0, 0
-        while row < len(batch["kind"]):
-            nops, row, block = _decode(
-                row, block, batch["kind"], batch["rank"], batch["device"], batch["addr"], batch["addr2"],
-                batch["size"], batch["op"], batch["aux2"], batch["name"], batch["id2"], np.int64(offset), xfer_seq, cursor, free_seq, free_bytes,
-                dev_index, np.int64(shadow.devices), *live.arrays(), *shadow.segments(), ops.rows, np.int64(room))
-            apply_versioned(ops.rows, nops, out.rows, np.int64(shadow.devices), np.int64(shadow.granule),
-                            *versions.arrays(), *maps.arrays(), wasted, used, reason, first_addr)
-        offset += len(batch["kind"])
-    if not log.truncated:
-        _unread_at_end(shadow, wasted, reason, first_addr)
+    # its loops run per block of strided rows: compiled when those are many, whatever the rows
+    with sized_for_work(first.work):
+        for batch in log.batches(READ_COLUMNS):
+            row, block = 0, 0
+            while row < len(batch["kind"]):
+                nops, row, block = _decode(
+                    row, block, batch["kind"], batch["rank"], batch["device"], batch["addr"], batch["addr2"],
+                    batch["size"], batch["op"], batch["aux2"], batch["name"], batch["id2"], np.int64(offset), xfer_seq, cursor, free_seq, free_bytes,
+                    dev_index, np.int64(shadow.devices), *live.arrays(), *shadow.segments(), ops.rows, np.int64(room))
+                apply_versioned(ops.rows, nops, out.rows, np.int64(shadow.devices), np.int64(shadow.granule),
+                                *versions.arrays(), *maps.arrays(), wasted, used, reason, first_addr)
+            offset += len(batch["kind"])
+        if not log.truncated:
+            _unread_at_end(shadow, wasted, reason, first_addr)
     moved = xfers["bytes"].to_numpy().astype(np.int64)
     is_to = (xfers["op"] == "transfer_to").to_numpy()
     unused = np.minimum(wasted, moved)
