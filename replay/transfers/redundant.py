@@ -235,6 +235,14 @@ def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, name, i
         while block < blocks:
             if cap - nops < room:       # never at block 0: the row's data op is applied once
                 return nops, row, block
+            if per_plane > 1 and code >= 4:     # the blocks of a strided access, as far as one op holds them
+                c = _strided_op(i, block, per_plane, code, d, host, r, device[i], addr[i], addr2[i], n, id2[i], offset,
+                                l_rank, l_dev, l_d0, l_d1, l_h0, l_n, seg_lo, seg_hi, seg_off, rank_first, g, ops,
+                                nops)
+                if c > 1:
+                    block += c
+                    nops += 1
+                    continue
             a = addr[i] + np.uint64(block % per_plane) * addr2[i] if block else addr[i]
             if block >= per_plane:      # a later plane of a row of planes (id2 > 0)
                 a += np.uint64(block // per_plane) * np.uint64(id2[i])
@@ -280,11 +288,72 @@ def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, name, i
                     ops[7, nops] = np.int64(base)
                     ops[8, nops] = code
                     ops[9, nops] = offset + i
+                    ops[10, nops] = 0
+                    ops[11, nops] = 1
                     nops += 1
                 s += 1
         row += 1
         block = 0
     return nops, row, block
+
+
+@kernel(nogil=True)
+def _strided_op(i, block, per_plane, code, d, host, r, dev, addr, stride, n, pstride, offset, l_rank, l_dev, l_d0, l_d1,
+                l_h0, l_n, seg_lo, seg_hi, seg_off, rank_first, g, ops, nops):  # pragma: no cover
+    """Write at column ``nops`` of ``ops`` one strided op for the blocks of access row ``i`` from block
+    ``block`` on that give the same ops one by one (``_decode``'s per-block path): whole blocks of one
+    plane, through one live mapping (device accesses), inside one segment, granule-exact. Returns how
+    many blocks it covers; less than 2: nothing written, the caller takes the block alone.
+
+    Why: a red-black sweep is millions of 8-byte blocks; one op each costs more than the replay's
+    work on them. The blocks of an access row are all at the row's time with the row's kind, so
+    taking them together changes nothing (versions.py, pending_runs.apply_ops)."""
+    b = block % per_plane
+    left = np.int64(per_plane - b)
+    a = addr + np.uint64(b) * stride
+    if block >= per_plane:
+        a += np.uint64(block // per_plane) * np.uint64(pstride)
+    if n == 0 or stride == 0 or n % np.uint64(g) != 0 or stride % np.uint64(g) != 0:
+        return 0
+    h = a
+    if code == 6 or code == 7:
+        j = lookup(r, dev, a, l_rank, l_dev, l_d0, l_d1, l_h0, l_n)
+        if j < 0 or a + n > l_d1[j]:
+            return 0
+        left = min(left, np.int64((l_d1[j] - a - n) // stride) + 1)
+        last = a + np.uint64(left - 1) * stride
+        for j2 in range(j + 1, l_n[0]):        # a newer mapping over a later block would take it (lookup)
+            if l_rank[j2] == r and l_dev[j2] == dev and l_d0[j2] <= last and a < l_d1[j2]:
+                return 0
+        h = l_h0[j] + (a - l_d0[j])
+    s_lo, s_hi = rank_first[r], rank_first[r + 1]
+    while s_lo < s_hi:                         # the segment whose end lies beyond h
+        mid = (s_lo + s_hi) // 2
+        if seg_hi[mid] <= h:
+            s_lo = mid + 1
+        else:
+            s_hi = mid
+    s = s_lo
+    if s >= rank_first[r + 1] or seg_lo[s] > h or h + n > seg_hi[s] or (h - seg_lo[s]) % np.uint64(g) != 0:
+        return 0
+    left = min(left, np.int64((seg_hi[s] - h - n) // stride) + 1)
+    if left < 2:
+        return 0
+    k0 = seg_off[s] + np.int64(h - seg_lo[s]) // g
+    host_side = code == 4 or code == 5
+    ops[0, nops] = host if host_side else d
+    ops[1, nops] = k0
+    ops[2, nops] = k0 + np.int64(n) // g
+    ops[3, nops] = -1
+    ops[4, nops] = HOST_ACT[code] if host_side else DEV_ACT[code]
+    ops[5, nops] = HOST_WHY[code] if host_side else DEV_WHY[code]
+    ops[6, nops] = seg_off[s]
+    ops[7, nops] = np.int64(seg_lo[s])
+    ops[8, nops] = code
+    ops[9, nops] = offset + i
+    ops[10, nops] = np.int64(stride) // g
+    ops[11, nops] = left
+    return left
 
 
 def free_sizes(log: EventLog, events: pl.DataFrame | None = None) -> pl.DataFrame:
