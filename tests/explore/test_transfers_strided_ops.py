@@ -10,7 +10,6 @@ of 4 bytes (a 4-byte access), and compares every per-transfer count with its blo
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 import pytest
 from quiver.formats import ConstructKind, DataOpKind, EventKind, LogBuilder, MapType
 from quiver.formats.blocks import expand_blocks
@@ -69,15 +68,13 @@ def block_by_block(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The log with every strided ACCESS row (and every row of planes) as one plain row per block."""
     acc = (cols["kind"] == int(EventKind.ACCESS)) & (cols["aux2"] >= 2)
     idx = np.flatnonzero(acc)
-    row, lo, hi = expand_blocks(cols["addr"][idx], cols["size"][idx], cols["addr2"][idx], cols["aux2"][idx],
-                                cols["name"][idx], cols["id2"][idx])
+    row, lo, _ = expand_blocks(cols["addr"][idx], cols["size"][idx], cols["addr2"][idx], cols["aux2"][idx],
+                               cols["name"][idx], cols["id2"][idx])
     per_row = np.ones(len(acc), dtype=np.int64)
     per_row[idx] = np.bincount(row, minlength=len(idx))
     origin = np.repeat(np.arange(len(acc)), per_row)
     out = {c: v[origin].copy() for c, v in cols.items()}
-    first = np.cumsum(per_row) - per_row
-    at = (np.repeat(first[idx], per_row[idx]) + (np.arange(len(row)) - np.repeat(np.cumsum(per_row[idx])
-                                                                                 - per_row[idx], per_row[idx])))
+    at = np.flatnonzero(acc[origin])          # the blocks, in expand_blocks' order (rows, then blocks)
     out["addr"][at] = lo.astype(out["addr"].dtype)
     for c in ("addr2", "aux2"):
         out[c][at] = 0
