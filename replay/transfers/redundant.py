@@ -5,8 +5,8 @@ The replay keeps, per granule of mapped host memory, the transfer whose bytes ar
 unread on each side (one slot per device, one for the host; ``pending_runs`` keeps them as
 uniform ranges, so an event costs about the same whatever its byte count). It streams the log
 twice, reading only the columns it needs: a survey (control events, access alignment) and the
-replay; a strided ACCESS row counts block by block (a row of planes plane by plane, each plane's
-blocks translated on their own). A read consumes the pending
+replay; a strided ACCESS row counts as its blocks, taken a run at a time (a row of planes plane by
+plane, each plane's blocks translated on their own; ``_strided_op``). A read consumes the pending
 transfer; a write, another copy, a release of the device copy, or (on a device) the end of
 the run wastes it. It never over-reports: a partial read of a granule counts as a read, a
 partial write as nothing, and bytes still unread on the host when the run ends are not
@@ -188,8 +188,9 @@ def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, name, i
             ops, room):  # pragma: no cover
     """The slot operations (pending_runs.OP_FIELDS) of one record batch (rows ``offset`` ...) from
     row ``row``, block ``block`` on, until ``ops`` has less than ``room`` free columns: data ops,
-    accesses (every block of a strided run, plane by plane; kernel accesses translated to the host bytes their
-    device copy stands for, through the live mappings) and frees of blocks allocated in the log.
+    accesses (every block of a strided run, plane by plane, runs of them as one strided op; kernel accesses
+    translated to the host bytes their device copy stands for, through the live mappings) and frees of
+    blocks allocated in the log.
     ``cursor`` carries the next transfer / free across batches. Returns (ops, next row, next block).
 
     A write wastes only the granules it covers whole; anything else touches every granule it overlaps.
