@@ -66,6 +66,19 @@ def sized(events: int) -> Iterator[bool]:
         _choice = before
 
 
+@contextmanager
+def sized_for_work(work: int) -> Iterator[bool]:
+    """Inside a checker whose loops run over more than the log's events (every block of its strided
+    ACCESS rows, e.g. the transfers replay): kernels run compiled when ``work`` calls for it, else as
+    the enclosing choice says. Why: a log of a few hundred strided rows can stand for millions of
+    blocks, which interpreted kernels take minutes over."""
+    if not compiled_for(work):
+        yield (_choice if _choice is not None else _choose(None))[0]
+        return
+    with sized(work) as chosen:
+        yield chosen
+
+
 class Kernel:
     """A function numba can compile, called interpreted or compiled (see the module doc).
 

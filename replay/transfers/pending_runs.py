@@ -70,8 +70,10 @@ def _account(v, count, k, act, why, kbase, abase, g, wasted, used, reason, first
 # One operation on a slot: set granules [k0, k1) to transfer ``new`` (-1: nothing pending) and
 # account the transfers they held (``act``, reason ``why``); granule k is at host address
 # abase + (k - kbase) * g; ``code`` is the event code of the row that made it (see redundant.py) and
-# ``seq`` its position in the log. ``Ops`` holds them column by column.
-OP_FIELDS = ("slot", "k0", "k1", "new", "act", "why", "kbase", "abase", "code", "seq")
+# ``seq`` its position in the log. A strided one (``count`` > 1) does the same to ``count`` ranges,
+# range i being [k0, k1) moved by i x ``step`` granules (step > k1 - k0: disjoint, in order): the
+# blocks of a strided access in one op instead of one op each. ``Ops`` holds them column by column.
+OP_FIELDS = ("slot", "k0", "k1", "new", "act", "why", "kbase", "abase", "code", "seq", "step", "count")
 
 
 class Ops:
@@ -79,10 +81,19 @@ class Ops:
 
     def __init__(self, capacity: int = 1 << 16) -> None:
         self.rows = np.zeros((len(OP_FIELDS), capacity), dtype=np.int64)
+        self.rows[OP_FIELDS.index("count")] = 1
 
     @property
     def capacity(self) -> int:
         return self.rows.shape[1]
+
+
+@kernel(nogil=True, inline="always")
+def first_range(lo, k0, k1, step, count):  # pragma: no cover
+    """Index of the first range of a (strided) op that ends after granule ``lo`` (``count`` if none)."""
+    if lo < k1 or count == 1:
+        return 0 if lo < k1 else count
+    return min((lo - k1) // step + 1, count)
 
 
 @kernel(nogil=True)
@@ -95,8 +106,11 @@ def apply_ops(ops, nops, g, leaf, node, level_off, level_len, levels, s_l, s_x, 
     for o in range(nops):
         slot, k0, k1, new, act, why, kbase, abase = (ops[0, o], ops[1, o], ops[2, o], ops[3, o], ops[4, o],
                                                      ops[5, o], ops[6, o], ops[7, o])
-        if k1 <= k0:
+        step, count = ops[10, o], ops[11, o]
+        if k1 <= k0 or count < 1:
             continue
+        width = k1 - k0
+        span_end = k1 + (count - 1) * step        # end of the last range
         stored = new + 1
         lbase = slot * level_len[0]
         nbase = slot * level_off[levels + 1]
@@ -108,13 +122,17 @@ def apply_ops(ops, nops, g, leaf, node, level_off, level_len, levels, s_l, s_x, 
             shift = FAN_BITS * lvl
             lo = x << shift
             hi = lo + (np.int64(1) << shift)
-            if hi <= k0 or k1 <= lo:
+            if hi <= k0 or span_end <= lo:
                 continue
+            r = first_range(lo, k0, k1, step, count)   # the range that holds lo or comes first after it
+            r_lo = k0 + r * step
+            if r == count or hi <= r_lo:
+                continue                              # in a gap between ranges
             i = nbase + level_off[lvl] + x
             s = node[i]
             c0 = x << FAN_BITS
             c1 = min(c0 + FAN, level_len[lvl - 1])
-            if k0 <= lo and hi <= k1:             # covered whole: one value for all, the old ones accounted
+            if r_lo <= lo and hi <= r_lo + width:  # covered whole: one value for all, the old ones accounted
                 node[i] = stored
                 if s != MIXED:
                     if s > 0 and act != ACT_NONE:
@@ -137,20 +155,25 @@ def apply_ops(ops, nops, g, leaf, node, level_off, level_len, levels, s_l, s_x, 
                         node[b + c0:b + c1] = s
                     node[i] = MIXED
                 cshift = shift - FAN_BITS
-                j0 = max(c0, k0 >> cshift)
-                j1 = min(c1, ((k1 - 1) >> cshift) + 1)
+                j0 = max(c0, r_lo >> cshift)
+                j1 = min(c1, ((span_end - 1) >> cshift) + 1)
                 if lvl > 1:
                     for c in range(j0, j1):
                         s_l[sp], s_x[sp] = lvl - 1, c
                         sp += 1
                     continue
                 g0, g1, keep = j0, j1, True
-            for k in range(g0, g1):
-                v = leaf[lbase + k]
-                if keep:
-                    leaf[lbase + k] = stored
-                if v > 0 and act != ACT_NONE:
-                    _account(v - 1, 1, k, act, why, kbase, abase, g, wasted, used, reason, first)
+            while r < count:                      # the ranges meeting granules [g0, g1), one after another
+                b = k0 + r * step
+                if b >= g1:
+                    break
+                for k in range(max(g0, b), min(g1, b + width)):
+                    v = leaf[lbase + k]
+                    if keep:
+                        leaf[lbase + k] = stored
+                    if v > 0 and act != ACT_NONE:
+                        _account(v - 1, 1, k, act, why, kbase, abase, g, wasted, used, reason, first)
+                r += 1
 
 
 @kernel(nogil=True)

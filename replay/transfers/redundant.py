@@ -5,8 +5,8 @@ The replay keeps, per granule of mapped host memory, the transfer whose bytes ar
 unread on each side (one slot per device, one for the host; ``pending_runs`` keeps them as
 uniform ranges, so an event costs about the same whatever its byte count). It streams the log
 twice, reading only the columns it needs: a survey (control events, access alignment) and the
-replay; a strided ACCESS row counts block by block (a row of planes plane by plane, each plane's
-blocks translated on their own). A read consumes the pending
+replay; a strided ACCESS row counts as its blocks, taken a run at a time (a row of planes plane by
+plane, each plane's blocks translated on their own; ``_strided_op``). A read consumes the pending
 transfer; a write, another copy, a release of the device copy, or (on a device) the end of
 the run wastes it. It never over-reports: a partial read of a granule counts as a read, a
 partial write as nothing, and bytes still unread on the host when the run ends are not
@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 from quiver.formats import DataOpKind, EventKind, EventLog
-from quiver.formats.jit import kernel
+from quiver.formats.blocks import row_blocks
+from quiver.formats.jit import kernel, sized_for_work
 from quiver.formats.schema import COLUMN_NAMES
 from quiver.formats.select import MAPPING_KINDS, SEQ_DTYPE, empty_events, select_events
 from quiver.replay.transfers.constructs import (
@@ -61,6 +62,7 @@ class Survey:
 
     events: pl.DataFrame
     boxes: np.ndarray       # [class (1, 2, 4, 8-byte aligned), side (host, device), (lowest, highest end)]
+    work: int = 0           # rows, an ACCESS row counted as the blocks it stands for: what the replay loops over
 
     def alignment(self, ops: pl.DataFrame) -> int:
         """Largest power of two (at most MAX_GRANULE) dividing the address and size of every access
@@ -92,6 +94,7 @@ def survey(log: EventLog) -> Survey:
     boxes[:, :, 0] = np.iinfo(np.uint64).max
     parts: list[pl.DataFrame] = []
     offset = 0
+    work = 0
     rest = [c for c in COLUMN_NAMES if c not in SCAN_COLUMNS]
     for i, batch in enumerate(log.batches(SCAN_COLUMNS)):
         kind = batch["kind"]
@@ -102,10 +105,12 @@ def survey(log: EventLog) -> Survey:
             cols.update({name: rows[name][keep] for name in COLUMN_NAMES})
             parts.append(pl.DataFrame(cols))
         offset += len(kind)
+        acc = kind == ACCESS
+        work += len(kind) - int(np.count_nonzero(acc)) + int(row_blocks(batch["aux2"][acc], batch["name"][acc]).sum())
         _bound_accesses(boxes, kind, batch["device"], batch["addr"], batch["addr2"], batch["size"], batch["aux2"],
                         batch["name"], batch["id2"])
     events = pl.concat(parts, rechunk=True) if parts else empty_events()
-    return Survey(events, boxes)
+    return Survey(events, boxes, work)
 
 
 @kernel(nogil=True)
@@ -183,8 +188,9 @@ def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, name, i
             ops, room):  # pragma: no cover
     """The slot operations (pending_runs.OP_FIELDS) of one record batch (rows ``offset`` ...) from
     row ``row``, block ``block`` on, until ``ops`` has less than ``room`` free columns: data ops,
-    accesses (every block of a strided run, plane by plane; kernel accesses translated to the host bytes their
-    device copy stands for, through the live mappings) and frees of blocks allocated in the log.
+    accesses (every block of a strided run, plane by plane, runs of them as one strided op; kernel accesses
+    translated to the host bytes their device copy stands for, through the live mappings) and frees of
+    blocks allocated in the log.
     ``cursor`` carries the next transfer / free across batches. Returns (ops, next row, next block).
 
     A write wastes only the granules it covers whole; anything else touches every granule it overlaps.
@@ -230,6 +236,14 @@ def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, name, i
         while block < blocks:
             if cap - nops < room:       # never at block 0: the row's data op is applied once
                 return nops, row, block
+            if per_plane > 1 and code >= 4:     # the blocks of a strided access, as far as one op holds them
+                c = _strided_op(i, block, per_plane, code, d, host, r, device[i], addr[i], addr2[i], n, id2[i], offset,
+                                l_rank, l_dev, l_d0, l_d1, l_h0, l_n, seg_lo, seg_hi, seg_off, rank_first, g, ops,
+                                nops)
+                if c > 1:
+                    block += c
+                    nops += 1
+                    continue
             a = addr[i] + np.uint64(block % per_plane) * addr2[i] if block else addr[i]
             if block >= per_plane:      # a later plane of a row of planes (id2 > 0)
                 a += np.uint64(block // per_plane) * np.uint64(id2[i])
@@ -275,11 +289,72 @@ def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, name, i
                     ops[7, nops] = np.int64(base)
                     ops[8, nops] = code
                     ops[9, nops] = offset + i
+                    ops[10, nops] = 0
+                    ops[11, nops] = 1
                     nops += 1
                 s += 1
         row += 1
         block = 0
     return nops, row, block
+
+
+@kernel(nogil=True)
+def _strided_op(i, block, per_plane, code, d, host, r, dev, addr, stride, n, pstride, offset, l_rank, l_dev, l_d0, l_d1,
+                l_h0, l_n, seg_lo, seg_hi, seg_off, rank_first, g, ops, nops):  # pragma: no cover
+    """Write at column ``nops`` of ``ops`` one strided op for the blocks of access row ``i`` from block
+    ``block`` on that give the same ops one by one (``_decode``'s per-block path): whole blocks of one
+    plane, through one live mapping (device accesses), inside one segment, granule-exact. Returns how
+    many blocks it covers; less than 2: nothing written, the caller takes the block alone.
+
+    Why: a red-black sweep is millions of 8-byte blocks; one op each costs more than the replay's
+    work on them. The blocks of an access row are all at the row's time with the row's kind, so
+    taking them together changes nothing (versions.py, pending_runs.apply_ops)."""
+    b = block % per_plane
+    left = np.int64(per_plane - b)
+    a = addr + np.uint64(b) * stride
+    if block >= per_plane:
+        a += np.uint64(block // per_plane) * np.uint64(pstride)
+    if n == 0 or stride == 0 or n % np.uint64(g) != 0 or stride % np.uint64(g) != 0:
+        return 0
+    h = a
+    if code == 6 or code == 7:
+        j = lookup(r, dev, a, l_rank, l_dev, l_d0, l_d1, l_h0, l_n)
+        if j < 0 or a + n > l_d1[j]:
+            return 0
+        left = min(left, np.int64((l_d1[j] - a - n) // stride) + 1)
+        last = a + np.uint64(left - 1) * stride
+        for j2 in range(j + 1, l_n[0]):        # a newer mapping over a later block would take it (lookup)
+            if l_rank[j2] == r and l_dev[j2] == dev and l_d0[j2] <= last and a < l_d1[j2]:
+                return 0
+        h = l_h0[j] + (a - l_d0[j])
+    s_lo, s_hi = rank_first[r], rank_first[r + 1]
+    while s_lo < s_hi:                         # the segment whose end lies beyond h
+        mid = (s_lo + s_hi) // 2
+        if seg_hi[mid] <= h:
+            s_lo = mid + 1
+        else:
+            s_hi = mid
+    s = s_lo
+    if s >= rank_first[r + 1] or seg_lo[s] > h or h + n > seg_hi[s] or (h - seg_lo[s]) % np.uint64(g) != 0:
+        return 0
+    left = min(left, np.int64((seg_hi[s] - h - n) // stride) + 1)
+    if left < 2:
+        return 0
+    k0 = seg_off[s] + np.int64(h - seg_lo[s]) // g
+    host_side = code == 4 or code == 5
+    ops[0, nops] = host if host_side else d
+    ops[1, nops] = k0
+    ops[2, nops] = k0 + np.int64(n) // g
+    ops[3, nops] = -1
+    ops[4, nops] = HOST_ACT[code] if host_side else DEV_ACT[code]
+    ops[5, nops] = HOST_WHY[code] if host_side else DEV_WHY[code]
+    ops[6, nops] = seg_off[s]
+    ops[7, nops] = np.int64(seg_lo[s])
+    ops[8, nops] = code
+    ops[9, nops] = offset + i
+    ops[10, nops] = np.int64(stride) // g
+    ops[11, nops] = left
+    return left
 
 
 def free_sizes(log: EventLog, events: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -346,18 +421,20 @@ def replay_transfers(log: EventLog, first: Survey | None = None) -> TransferRepl
     ops = Ops(max(1 << 16, 4 * room))
     out = Ops(ops.capacity)
     offset = 0
-    for batch in log.batches(READ_COLUMNS):
-        row, block = 0, 0
-        while row < len(batch["kind"]):
-            nops, row, block = _decode(
-                row, block, batch["kind"], batch["rank"], batch["device"], batch["addr"], batch["addr2"],
-                batch["size"], batch["op"], batch["aux2"], batch["name"], batch["id2"], np.int64(offset), xfer_seq, cursor, free_seq, free_bytes,
-                dev_index, np.int64(shadow.devices), *live.arrays(), *shadow.segments(), ops.rows, np.int64(room))
-            apply_versioned(ops.rows, nops, out.rows, np.int64(shadow.devices), np.int64(shadow.granule),
-                            *versions.arrays(), *maps.arrays(), wasted, used, reason, first_addr)
-        offset += len(batch["kind"])
-    if not log.truncated:
-        _unread_at_end(shadow, wasted, reason, first_addr)
+    # its loops run per block of strided rows: compiled when those are many, whatever the rows
+    with sized_for_work(first.work):
+        for batch in log.batches(READ_COLUMNS):
+            row, block = 0, 0
+            while row < len(batch["kind"]):
+                nops, row, block = _decode(
+                    row, block, batch["kind"], batch["rank"], batch["device"], batch["addr"], batch["addr2"],
+                    batch["size"], batch["op"], batch["aux2"], batch["name"], batch["id2"], np.int64(offset), xfer_seq, cursor, free_seq, free_bytes,
+                    dev_index, np.int64(shadow.devices), *live.arrays(), *shadow.segments(), ops.rows, np.int64(room))
+                apply_versioned(ops.rows, nops, out.rows, np.int64(shadow.devices), np.int64(shadow.granule),
+                                *versions.arrays(), *maps.arrays(), wasted, used, reason, first_addr)
+            offset += len(batch["kind"])
+        if not log.truncated:
+            _unread_at_end(shadow, wasted, reason, first_addr)
     moved = xfers["bytes"].to_numpy().astype(np.int64)
     is_to = (xfers["op"] == "transfer_to").to_numpy()
     unused = np.minimum(wasted, moved)

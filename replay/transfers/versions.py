@@ -71,12 +71,14 @@ def apply_versioned(ops, nops, out, host_slot, g, ng, hver, dver, lver, alloc_of
         if k1 <= k0:
             o += 1
             continue
+        step, count = ops[10, o], ops[11, o]       # a strided op: its ranges one by one, as one op each
         if slot == host_slot:
             if code == C_HWRITE or code == C_FREE:
-                v = nxt[0]
-                nxt[0] += 2
-                for k in range(k0, k1):
-                    hver[k] = v
+                for r in range(count):
+                    v = nxt[0]
+                    nxt[0] += 2
+                    for k in range(k0 + r * step, k1 + r * step):
+                        hver[k] = v
             if cap - n < 1:
                 n = _flush(out, n, g, leaf, node, level_off, level_len, levels, s_l, s_x, wasted, used, reason, first)
             for f in range(NFIELDS):           # explicit loops: slices would make array views per row
@@ -137,15 +139,16 @@ def apply_versioned(ops, nops, out, host_slot, g, ng, hver, dver, lver, alloc_of
                 dver[k] = -1
                 alloc_of[k] = -1
         elif code == C_DREAD or code == C_DWRITE:
-            # an access was translated through one live mapping, so one allocation holds all of it
-            a = alloc_of[base + k0]
-            if a >= 0:
-                touched[a] = 1
-            if code == C_DWRITE:
-                v = nxt[1]
-                nxt[1] += 2
-                for k in range(base + k0, base + k1):
-                    dver[k] = v
+            # a block of an access was translated through one live mapping, so one allocation holds all of it
+            for r in range(count):
+                a = alloc_of[base + k0 + r * step]
+                if a >= 0:
+                    touched[a] = 1
+                if code == C_DWRITE:
+                    v = nxt[1]
+                    nxt[1] += 2
+                    for k in range(base + k0 + r * step, base + k1 + r * step):
+                        dver[k] = v
         if cap - n < 1:
             n = _flush(out, n, g, leaf, node, level_off, level_len, levels, s_l, s_x, wasted, used, reason, first)
         for f in range(NFIELDS):

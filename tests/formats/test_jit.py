@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from quiver.formats.jit import SMALL_LOG, kernel, sized
+from quiver.formats.jit import SMALL_LOG, kernel, sized, sized_for_work
 
 
 @kernel
@@ -29,3 +29,17 @@ def test_outside_an_analysis_kernels_are_compiled_unless_never(monkeypatch):
     assert _twice.compiled
     monkeypatch.setenv("QUIVER_JIT", "never")
     assert not _twice.compiled
+
+
+@pytest.mark.parametrize(("mode", "work", "compiled"), [
+    ("auto", 10, False), ("auto", SMALL_LOG + 1, True), ("never", 10**9, False), ("always", 10, True),
+])
+def test_a_checker_with_more_work_than_events_runs_compiled(monkeypatch, mode, work, compiled):
+    """A small log of strided rows standing for many blocks: the work decides, not the rows; little work
+    leaves the enclosing choice (here: a small log's, interpreted unless QUIVER_JIT=always)."""
+    monkeypatch.setenv("QUIVER_JIT", mode)
+    with sized(100):
+        with sized_for_work(work) as chosen:
+            assert chosen is compiled
+            assert _twice.compiled is compiled
+        assert _twice.compiled is (mode == "always" or (mode == "auto" and _twice.loaded))   # the enclosing choice
