@@ -104,9 +104,26 @@ def _analyze(log: str, fmt: str) -> int:
     """`trace analyze` with its defaults but `log` and `fmt` (the typer command's body, without typer)."""
     from pathlib import Path
 
-    from quiver.commands.analyze_run import ReportFormat, run
+    analyze_run = import_without_gc("quiver.commands.analyze_run")
+    return analyze_run.run(Path(log), analyze_run.ReportFormat(fmt))
 
-    return run(Path(log), ReportFormat(fmt))
+
+def import_without_gc(name: str) -> Any:
+    """Import module ``name`` with the cyclic garbage collector off, then freeze what is loaded by then
+    (`gc.freeze`) and turn the collector back on. Why: numpy's and quiver's imports leave ~33,000 tracked
+    objects that live as long as the process, and the collections their allocations trigger rescan them
+    again and again: ~5 % of a small log's `trace analyze` (docs/bench.md "Start-up of `trace analyze`").
+    Frozen, they are not scanned by the collections during the checks either."""
+    import gc
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return importlib.import_module(name)
+    finally:
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
 
 
 # commands that read logs: a log whose recording was interrupted is recovered first

@@ -143,14 +143,16 @@ def test_plain_analyze_lines_report_what_typer_reports(analyzed_log, opts, monke
 def test_the_usual_analyze_line_imports_only_what_it_needs(analyzed_log):
     """`trace analyze LOG` of a plain offloading log: no typer (quiver/commands/analyze_run.py), no numpy.ma
     (np.unique and wrapping decoded addresses for Arrow import it), no numba (the race, schedule and RMA
-    checkers have nothing to do), and numpy's OpenBLAS asked for one thread."""
-    code = ("import os, sys; from quiver import cli; "
+    checkers have nothing to do), no shutil (formats/native_build.py `which`), and numpy's OpenBLAS asked for
+    one thread. The imports ran without the garbage collector, which is on again for the checks, what they
+    loaded frozen (quiver/cli.py `import_without_gc`)."""
+    code = ("import gc, os, sys; from quiver import cli; "
             f"code = cli.run(['analyze', '-f', 'json', {str(analyzed_log)!r}]); "
-            "print(code, sorted(m for m in ('typer', 'pydantic', 'numpy.ma', 'numba') if m in sys.modules), "
-            "os.environ.get('OPENBLAS_NUM_THREADS'), file=sys.stderr)")
+            "print(code, sorted(m for m in ('typer', 'pydantic', 'numpy.ma', 'numba', 'shutil') if m in sys.modules), "
+            "os.environ.get('OPENBLAS_NUM_THREADS'), gc.isenabled(), gc.get_freeze_count() > 10_000, file=sys.stderr)")
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
-    assert out.stderr.strip() == "1 [] 1"
+    assert out.stderr.strip() == "1 [] 1 True True"
 
 
 def test_a_clean_log_is_analysed_without_the_diagnosis_modules(tmp_path):

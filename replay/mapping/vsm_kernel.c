@@ -132,6 +132,18 @@ static i64 tracked(const qv_tables *t, i64 key, i64 *run_end) {
     return -1;
 }
 
+/* The pieces of host range [*key, end), each all tracked or all untracked, one per call, in order: the
+ * shadow index of the piece at *key (-1: untracked), *s1 one past its last; *key moves to the next piece.
+ *     for (i64 key = lo, s1; key < end;) { i64 at = key, s0 = next_piece(t, &key, end, &s1); ... } */
+static i64 next_piece(const qv_tables *t, i64 *key, i64 end, i64 *s1) {
+    i64 run_end;
+    i64 s0 = tracked(t, *key, &run_end);
+    i64 stop = end < run_end ? end : run_end;
+    *s1 = s0 + (stop - *key);
+    *key = stop;
+    return s0;
+}
+
 /* Add one run of bad bytes to the finding with key (fk, rk, di, loc, kx). */
 static void record(qv_state *st, i64 fk, i64 rk, i64 di, i64 loc, i64 kx, i64 e, i64 clause_ev, i64 g, i64 host,
                    i64 dev, i64 sh, i64 nbytes, i64 last_host, i64 width, i64 asize, i64 release, i64 name, i64 olo,

@@ -427,21 +427,16 @@ static void F(device_read_findings)(F(shv) s, qv_state *st, i64 s0, i64 s1, i64 
  * (write = 0) or a write of its tracked bytes, as an ACCESS row of event g at loc would be. */
 static void F(host_side)(F(shv) s, const qv_tables *t, qv_state *st, const qv_watch *w, i64 hk, i64 size,
                          int write, i64 g, i64 rk, i64 loc) {
-    i64 key = hk, end = hk + size;
-    while (key < end) {
-        i64 run_end;
-        i64 s0 = tracked(t, key, &run_end);
-        i64 stop = end < run_end ? end : run_end;
-        if (s0 >= 0) {
-            i64 s1 = s0 + (stop - key);
-            if (write) {
-                F(map_range_call)(s, s0, s1, ~t->all_cvv, OVV | OVI, MAP_PLAIN, 0);
-                F(watch)(s, w, s0, s1, g);
-            } else if (!F(all_have)(s, s0, s1, OVV)) {
-                F(host_read_findings)(s, st, s0, s1, key, g, rk, loc, 0, size);
-            }
+    for (i64 key = hk, end = hk + size, s1; key < end;) {
+        i64 at = key, s0 = next_piece(t, &key, end, &s1);
+        if (s0 < 0)
+            continue;
+        if (write) {
+            F(map_range_call)(s, s0, s1, ~t->all_cvv, OVV | OVI, MAP_PLAIN, 0);
+            F(watch)(s, w, s0, s1, g);
+        } else if (!F(all_have)(s, s0, s1, OVV)) {
+            F(host_read_findings)(s, st, s0, s1, at, g, rk, loc, 0, size);
         }
-        key = stop;
     }
 }
 
@@ -476,17 +471,12 @@ static __attribute__((noinline)) void F(apply_control)(F(shv) s, const qv_tables
         al_lo[i] = hk;
         al_hi[i] = hk + size;
         ctr[C_NALLOC] = wr + 1;
-        i64 key = hk, end = hk + size;
-        while (key < end) {
-            i64 run_end;
-            i64 s0 = tracked(t, key, &run_end);
-            i64 stop = end < run_end ? end : run_end;
+        for (i64 key = hk, end = hk + size, s1; key < end;) {
+            i64 s0 = next_piece(t, &key, end, &s1);
             if (s0 >= 0) {
-                i64 s1 = s0 + (stop - key);
                 F(map_range_call)(s, s0, s1, 0, OVV | OVI, MAP_PLAIN, 0);
                 F(watch)(s, w, s0, s1, g);
             }
-            key = stop;
         }
     } else if (kind == K_FREE) {
         i64 n = ctr[C_NALLOC];

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from quiver.formats import EventKind, MessageKind, MpiSyncKind
 from quiver.formats.sets import sorted_unique, sorted_unique_columns
-from quiver.replay.nowait.tasks import build_task_model
 from quiver.replay.threads.omp_order import TASK_KINDS, barrier_groups, ordering_rows, thread_edges
 
 # MPI events that cut a unit's program order
@@ -72,6 +71,9 @@ def _execution_units(cols: dict[str, np.ndarray], ridx: np.ndarray) -> tuple[np.
     thread = cols["thread"].astype(np.int64)
     if not np.isin(cols["kind"], np.array([int(k) for k in TASK_KINDS], dtype=cols["kind"].dtype)).any():
         return thread, np.zeros(len(thread), np.int64)
+    # imported only here: a plain MPI log does not need the task model's module (~2 ms of import)
+    from quiver.replay.nowait.tasks import build_task_model
+
     tm = build_task_model(None, cols)  # type: ignore[arg-type]  (cols given: the log is not read)
     ctx = tm.ctx.astype(np.int64)
     in_task = ctx >= tm.n_threads

@@ -34,7 +34,8 @@ def test_reports_are_the_same_interpreted_and_compiled(mpi_record, analyze_jit, 
 
 
 PROBE = ("import json, sys; from quiver import cli; code = cli.run(['analyze', '-f', 'json', sys.argv[1]]); "
-         "print(json.dumps({'code': code, 'numba': 'numba' in sys.modules, 'numpy.ma': 'numpy.ma' in sys.modules}), "
+         "print(json.dumps({'code': code, 'numba': 'numba' in sys.modules, 'numpy.ma': 'numpy.ma' in sys.modules, "
+         "'tasks': 'quiver.replay.nowait.tasks' in sys.modules}), "
          "file=sys.stderr)")
 
 
@@ -48,10 +49,11 @@ def _analyze_in_a_fresh_process(log, mode: str) -> tuple[dict, dict]:
 def test_a_small_log_is_analysed_without_importing_numba(mpi_record, name):
     """`trace analyze` of a log of a few hundred events: the RMA checker's kernels (and, for a hybrid rank,
     the thread-order ones) run interpreted; numba's import alone would cost more than the analysis. Nor
-    numpy.ma (~8 ms), which numpy 2's plain np.unique imports on its first call (formats/sets.py)."""
+    numpy.ma (~8 ms), which numpy 2's plain np.unique imports on its first call (formats/sets.py). Nor, for
+    a plain MPI rank, the nowait task model's module (~2 ms): only a rank with OpenMP tasks needs it."""
     rec = mpi_record(name)
     report, probe = _analyze_in_a_fresh_process(rec.log, "auto")
-    assert probe == {"code": 1, "numba": False, "numpy.ma": False}
+    assert probe == {"code": 1, "numba": False, "numpy.ma": False, "tasks": name == "thr_sync"}
     assert report["log"]["events"] <= SMALL_LOG
     assert sorted((f["access"]["line"], f["related"][0]["line"]) for f in report["findings"]) == rec.program.expected
     compiled, probe = _analyze_in_a_fresh_process(rec.log, "always")

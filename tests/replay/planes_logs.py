@@ -10,12 +10,16 @@ they came from (``origin``), so findings that name events compare too.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from oracle import oracle_detections
 from quiver.formats import EventKind, LogBuilder
 from quiver.formats.writer import write_log
+from quiver.replay.mapping.vsm import run_vsm
+from quiver.replay.mapping.vsm_layout import LOG_BLOCK
 
 import quiver
 
@@ -61,6 +65,25 @@ def remap_detections(detections: list, origin: np.ndarray) -> list:
     """``remap_detection`` of each, in the order of the planes log (several rows of the expanded log may
     map to one row of planes)."""
     return sorted((remap_detection(d, origin) for d in detections), key=lambda d: d.sort_key())
+
+
+def without_history(d) -> tuple:
+    """What a detection says but its history."""
+    return tuple(v for k, v in d.__dict__.items() if k != "history")
+
+
+def kernel_agrees(cols: dict[str, np.ndarray], each: Callable[[int, list], None] | None = None) -> list:
+    """The oracle's detections of ``cols``, asserted equal to the VSM kernel's at the default and at 8-byte
+    shadow blocks: with histories (a replay that watches bytes, so takes no shortcut) and of the first pass
+    alone (whose shortcuts decide the findings), then ``each(log_block, detections)`` at each size."""
+    want = oracle_detections(cols)
+    for lgb in (LOG_BLOCK, 3):
+        assert run_vsm(cols, log_block=lgb).detections == want
+        assert [without_history(d) for d in run_vsm(cols, history=False, log_block=lgb).detections] == \
+            [without_history(d) for d in want]
+        if each is not None:
+            each(lgb, want)
+    return want
 
 
 def findings(path: Path, checks: str | list[str]) -> list[dict[str, Any]]:
