@@ -668,7 +668,7 @@ static void memo_add(i64 *memo, i64 *ctr, i64 s0, i64 step, i64 sz, i64 rows, i6
         i64 p0 = SMV(memo, k, SM_S0), planes = SMV(memo, k, SM_PLANES), pstep = SMV(memo, k, SM_PSTEP);
         if (planes == 1) {
             i64 d = s0 - p0, ad = d < 0 ? -d : d;
-            if (ad < hull || ad > 2 * hull)
+            if (ad < hull || ad > 4 * hull)   /* (a red-black colour: planes two grid rows apart, 2 hulls and the halo) */
                 continue;
             SMV(memo, k, SM_PSTEP) = ad;
             SMV(memo, k, SM_PLANES) = 2;

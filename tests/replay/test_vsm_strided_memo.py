@@ -337,3 +337,34 @@ def test_short_rows_of_a_wide_shadow_are_written_a_word_at_a_time(ndev):
     found, counts = replay(b)
     assert found == [("uum", 8, size - 1, 8 * rows, 1, line_of(b, 12))]
     assert counts[1] >= 2 * rows
+
+
+def test_a_red_black_sweep_is_settled_from_the_second_sweep_on():
+    """Planes rows of a red-black colour (its grid rows of one parity: 8 bytes every 16, planes two grid
+    rows apart, so a plane's distance is two hulls and the halo), swept twice: after the first sweep the
+    memo holds each parity's planes as one planes entry (one entry per plane, 67 of them, would not fit),
+    and the second sweep's writes are settled plane by plane without a pass over their blocks."""
+    width, height = 66, 70                      # doubles per grid row, grid rows (halo included)
+    row = 8 * width
+    b = LogBuilder()
+    size = width * height * 8
+    b.alloc(HOST, size, site=site(1))
+    c = b.construct_begin(ConstructKind.TARGET_ENTER_DATA, site=site(3))
+    b.map_clause(c, "u", HOST, size, 0, site=site(3), text="u[0:n*n]")   # map(alloc:): only the memo settles
+    b.data_op(DataOpKind.ALLOC, HOST, DEV0, size, construct=c, var="u")
+    b.construct_end(c, ConstructKind.TARGET_ENTER_DATA)
+    planes = blocks = 0
+    for sweep in range(2):
+        for first in (1, 2):                   # the two parities of the interior rows 1..height-2
+            j0 = 1 + first % 2                 # colour 0: `j = 1 + (i + 0) % 2`
+            nb, np_ = (width - 1 - j0) // 2, (height - 1 - first) // 2
+            b.access(DEV0 + first * row + 8 * j0, 8, write=True, device=0, construct=c, site=site(20),
+                     stride=16, blocks=nb, width=8, planes=np_, plane_stride=2 * row)
+            if sweep == 0:
+                blocks += nb * np_
+            else:
+                planes += np_
+    found, counts = replay(b)
+    assert found == []
+    assert planes == 67 > SM_CAP
+    assert counts == (planes, blocks)
