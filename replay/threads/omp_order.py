@@ -288,17 +288,19 @@ def thread_edges(cols: dict[str, np.ndarray], barriers: bool = True) -> tuple[np
         # depend: the end of a predecessor sibling -> the start of its successor (OpenMP 5 rules)
         dep = np.flatnonzero(kind == EventKind.TASK_DEPEND)
         if len(dep):
-            task_key = _pack(np.r_[rank[create], rank[dep]], np.r_[ident[create], ident[dep]])
-            c_task, d_task = task_key[:len(create)], task_key[len(create):]
+            # one key space for the created tasks, the depend rows and the first begin / end of every task
+            # (target tasks' too: packed apart, their keys would not be the created tasks')
+            b_rows, e_rows = _first_per_key(rank, ident, begin), _first_per_key(rank, ident, end)
+            parts = (create, dep, b_rows, e_rows)
+            task_key = _pack(np.concatenate([rank[p] for p in parts]), np.concatenate([ident[p] for p in parts]))
+            c_task, d_task, b_task, e_task = np.split(task_key, np.cumsum([len(p) for p in parts])[:-1])
             n_t = int(task_key.max()) + 1
             parent = np.full(n_t, -1, np.int64)
             parent[c_task] = cols["id2"][create]
             first_begin = np.full(n_t, -1, np.int64)
             first_end = np.full(n_t, -1, np.int64)
-            for rows, out in ((_first_per_key(rank, ident, begin), first_begin),
-                              (_first_per_key(rank, ident, end), first_end)):
-                k = _pack(np.r_[rank[create], rank[dep], rank[rows]], np.r_[ident[create], ident[dep], ident[rows]])
-                out[k[len(create) + len(dep):]] = rows
+            first_begin[b_task] = b_rows
+            first_end[e_task] = e_rows
             scope = _pack(rank[dep], parent[d_task])
             daddr = cols["addr"][dep].astype(np.int64)
             dkind = np.where(op[dep] == int(DependKind.IN), 1, 2).astype(np.int64)
