@@ -183,6 +183,18 @@ HOST_WHY = np.array([0, HOST_RECOPIED, 0, 0, 0, HOST_OVERWRITTEN, 0, 0, 0], dtyp
 
 
 @kernel(nogil=True)
+def _segment_beyond(seg_hi, lo, hi, x):  # pragma: no cover
+    """The first of a rank's segments lo..hi-1 (by address) whose end lies beyond x (hi: none)."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if seg_hi[mid] <= x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@kernel(nogil=True)
 def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, name, id2, offset, xfer_seq, cursor, free_seq,
             free_bytes, dev_index, host, l_rank, l_dev, l_d0, l_d1, l_h0, l_n, seg_lo, seg_hi, seg_off, rank_first, g,
             ops, room):  # pragma: no cover
@@ -256,15 +268,8 @@ def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, name, i
                 m = min(l_d1[j] - a, n)
                 a = l_h0[j] + (a - l_d0[j])
             e = a + m
-            s, s_end = rank_first[r], rank_first[r + 1]
-            lo_i, hi_i = s, s_end          # first segment of this rank whose end lies beyond a
-            while lo_i < hi_i:
-                mid = (lo_i + hi_i) // 2
-                if seg_hi[mid] <= a:
-                    lo_i = mid + 1
-                else:
-                    hi_i = mid
-            s = lo_i
+            s_end = rank_first[r + 1]
+            s = _segment_beyond(seg_hi, rank_first[r], s_end, a)
             while s < s_end and seg_lo[s] < e:
                 base = seg_lo[s]
                 x0 = np.int64(max(a, base) - base)
@@ -327,14 +332,7 @@ def _strided_op(i, block, per_plane, code, d, host, r, dev, addr, stride, n, pst
             if l_rank[j2] == r and l_dev[j2] == dev and l_d0[j2] <= last and a < l_d1[j2]:
                 return 0
         h = l_h0[j] + (a - l_d0[j])
-    s_lo, s_hi = rank_first[r], rank_first[r + 1]
-    while s_lo < s_hi:                         # the segment whose end lies beyond h
-        mid = (s_lo + s_hi) // 2
-        if seg_hi[mid] <= h:
-            s_lo = mid + 1
-        else:
-            s_hi = mid
-    s = s_lo
+    s = _segment_beyond(seg_hi, rank_first[r], rank_first[r + 1], h)
     if s >= rank_first[r + 1] or seg_lo[s] > h or h + n > seg_hi[s] or (h - seg_lo[s]) % np.uint64(g) != 0:
         return 0
     left = min(left, np.int64((seg_hi[s] - h - n) // stride) + 1)
