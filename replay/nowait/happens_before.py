@@ -238,6 +238,14 @@ def build_happens_before(log: EventLog, cols: dict[str, np.ndarray] | None = Non
         ok = dtask >= 0
         dep, dtask = dep[ok], dtask[ok]
         scope = np.where(tm.task_creator_ctx[dtask] >= 0, tm.task_creator_ctx[dtask], ctx[dep]).astype(np.int64)
+        # an undeferred task's dependences are recorded before its creator waits for them (`target update
+        # ... depend(...)` without nowait): the creator goes on at its next row after the last of them
+        dep_last = np.full(nt, -1, np.int64)
+        np.maximum.at(dep_last, dtask, dep)
+        waits = ~tm.task_deferred & (dep_last >= 0) & (tm.task_creator_ctx >= 0)
+        if waits.any():
+            start = start.copy()
+            start[waits] = tm.next_row_in_ctx(tm.task_creator_ctx[waits], dep_last[waits])
         daddr = cols["addr"][dep].astype(np.int64)
         dkind = cols["op"][dep].astype(np.int64)
         dkind = np.where(dkind == int(DependKind.IN), 1, 2)
