@@ -81,6 +81,28 @@ def one_input(data: bytes) -> None:
         assert message and "\n" not in message, f"not one line: {message!r}"
 
 
+_EXIT_HOOK = None
+
+
+def _exit_before_arrow_teardown() -> None:
+    """libFuzzer ends a run with exit(): the C++ destructors then shut pyarrow's thread pool down while
+    this thread holds the GIL, and a pool thread releasing a Python buffer waits for the GIL forever (a
+    clean run that never ends). The last exit handler registered runs first: it ends the process there,
+    with exit()'s status."""
+    import ctypes
+
+    global _EXIT_HOOK
+
+    def hook(status: int, _arg: object) -> None:
+        shutil.rmtree(WORK, ignore_errors=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+    _EXIT_HOOK = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_void_p)(hook)   # kept alive with the process
+    ctypes.CDLL(None).on_exit(_EXIT_HOOK, None)
+
+
 def main(argv: list[str]) -> None:
     import atheris
 
@@ -94,6 +116,7 @@ def main(argv: list[str]) -> None:
 
         import quiver.info  # noqa: F401
     WORK.mkdir(parents=True, exist_ok=True)
+    _exit_before_arrow_teardown()
     try:
         atheris.Setup(argv, one_input)
         atheris.Fuzz()
