@@ -199,13 +199,17 @@ def task_end_rows(tm: TaskModel, cols: dict[str, np.ndarray]) -> np.ndarray:
     return end
 
 
-def _start_rows(tm: TaskModel) -> np.ndarray:
-    """Where each task waits for its dependences: its first row, or (undeferred) its creator's next row."""
+def _start_rows(tm: TaskModel, dep: np.ndarray, dtask: np.ndarray) -> np.ndarray:
+    """Where each task waits for its dependences: its first row, or (undeferred) its creator's next row
+    after its creation and its depend rows ``dep`` (of tasks ``dtask``), which the runtime records before
+    the creator waits (`target update ... depend(...)` without nowait)."""
     first = tm.first_row[tm.n_threads + np.arange(tm.n_tasks)]
     start = np.where(tm.task_deferred, first, -1)
-    und = ~tm.task_deferred & (tm.task_create_row >= 0) & (tm.task_creator_ctx >= 0)
+    last = tm.task_create_row.copy()
+    np.maximum.at(last, dtask, dep)
+    und = ~tm.task_deferred & (last >= 0) & (tm.task_creator_ctx >= 0)
     if und.any():
-        start[und] = tm.next_row_in_ctx(tm.task_creator_ctx[und], tm.task_create_row[und])
+        start[und] = tm.next_row_in_ctx(tm.task_creator_ctx[und], last[und])
     return start
 
 
@@ -223,7 +227,6 @@ def build_happens_before(log: EventLog, cols: dict[str, np.ndarray] | None = Non
     nt = tm.n_tasks
     tidx = np.arange(nt)
     end = task_end_rows(tm, cols)
-    start = _start_rows(tm)
     deferred_with_rows = tm.task_deferred & (tm.first_row[tm.n_threads + tidx] >= 0)
 
     # task creation
@@ -238,14 +241,7 @@ def build_happens_before(log: EventLog, cols: dict[str, np.ndarray] | None = Non
         ok = dtask >= 0
         dep, dtask = dep[ok], dtask[ok]
         scope = np.where(tm.task_creator_ctx[dtask] >= 0, tm.task_creator_ctx[dtask], ctx[dep]).astype(np.int64)
-        # an undeferred task's dependences are recorded before its creator waits for them (`target update
-        # ... depend(...)` without nowait): the creator goes on at its next row after the last of them
-        dep_last = np.full(nt, -1, np.int64)
-        np.maximum.at(dep_last, dtask, dep)
-        waits = ~tm.task_deferred & (dep_last >= 0) & (tm.task_creator_ctx >= 0)
-        if waits.any():
-            start = start.copy()
-            start[waits] = tm.next_row_in_ctx(tm.task_creator_ctx[waits], dep_last[waits])
+        start = _start_rows(tm, dep, dtask)
         daddr = cols["addr"][dep].astype(np.int64)
         dkind = cols["op"][dep].astype(np.int64)
         dkind = np.where(dkind == int(DependKind.IN), 1, 2)
