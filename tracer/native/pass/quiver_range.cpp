@@ -1264,7 +1264,11 @@ public:
     return D ? std::make_pair(D->getScope(), D.getLine()) : std::make_pair((DIScope *)nullptr, 0u);
   }
 
-  std::map<Access *, int64_t> stridedBlocks(std::vector<Access *> &H, std::map<Access *, unsigned> &Width) {
+  /// More: rows a record gains from members whose rows are the leader's shifted by whole strides (a
+  /// constant stride S: `u[i*n+j-1]` and `u[i*n+j+1]` of a `j += 2` loop are one record of one more
+  /// row; members at S, 2S, ... each add one: the union has no gap when the leader has a row).
+  std::map<Access *, int64_t> stridedBlocks(std::vector<Access *> &H, std::map<Access *, unsigned> &Width,
+                                            std::map<Access *, int64_t> &More) {
     std::map<Access *, int64_t> Out;
     std::vector<Access *> S;
     for (Access *A : H)
@@ -1282,6 +1286,9 @@ public:
       }
       if (M.size() < 2) continue;
       std::sort(M.begin(), M.end(), [](auto &P, auto &Q) { return P.first < Q.first; });
+      struct Row { int64_t Lo, Bytes; unsigned W; Access *Leader; };
+      std::vector<Row> Rows; // the merged rows, by offset
+      auto *Elem = dyn_cast<SCEVConstant>(A->Strided[0][0]);
       for (size_t K = 0; K < M.size();) {
         int64_t Lo = M[K].first, Hi = Lo + M[K].second->Bytes;
         unsigned W = M[K].second->Bytes;
@@ -1293,7 +1300,25 @@ public:
           Out[M[J].second] = 0;
         }
         if (J > K) Out[M[K].second] = Hi - Lo, Width[M[K].second] = W;
+        if (J > K || (Elem && Elem->getAPInt().getSExtValue() == (int64_t)M[K].second->Bytes))
+          Rows.push_back({Lo, Hi - Lo, W, M[K].second});
         K = J + 1;
+      }
+      auto *Str = dyn_cast<SCEVConstant>(A->Strided[0][1]);
+      int64_t S = Str && Str->getAPInt().getSignificantBits() <= 32 ? Str->getAPInt().getSExtValue() : 0;
+      for (size_t K = 0; S > 0 && K < Rows.size(); ++K) {
+        if (!Rows[K].Leader) continue;
+        int64_t N = 0;
+        for (size_t J = K + 1; J < Rows.size(); ++J)
+          if (Rows[J].Leader && Rows[J].Lo == Rows[K].Lo + (N + 1) * S && Rows[J].Bytes == Rows[K].Bytes &&
+              Rows[J].W == Rows[K].W) {
+            ++N;
+            Out[Rows[J].Leader] = 0;
+            Rows[J].Leader = nullptr;
+          }
+        if (!N) continue;
+        Out[Rows[K].Leader] = Rows[K].Bytes, Width[Rows[K].Leader] = Rows[K].W;
+        More[Rows[K].Leader] = N;
       }
       for (auto &P : M) Used.insert(P.second);
     }
@@ -1475,7 +1500,8 @@ public:
       return It != Here.end() ? It->second : (Here[Key] = expandHere(S, T));
     };
     std::map<Access *, unsigned> BlockWidth;
-    std::map<Access *, int64_t> Block = stridedBlocks(H, BlockWidth);
+    std::map<Access *, int64_t> MoreRows;
+    std::map<Access *, int64_t> Block = stridedBlocks(H, BlockWidth, MoreRows);
     std::map<Access *, unsigned> NestWidth;
     std::map<Access *, const SCEV *> NestBlock = nestBlocks(H, NestWidth);
     for (int Stores = 0; Stores < 3; ++Stores) // loads, stores, then the recurrence loads' tails
@@ -1575,6 +1601,8 @@ public:
             auto It = Block.find(A);
             if (It != Block.end() && !It->second) continue; // in another access's record
             Value *Rows = expandAt(A->Strided[J][2], T);
+            if (auto Mr = MoreRows.find(A); J == 0 && Mr != MoreRows.end()) // (none when the leader has none)
+              Rows = B.CreateSelect(B.CreateIsNotNull(Rows), B.CreateAdd(Rows, ConstantInt::get(IntPtr, Mr->second)), Rows);
             if (Run) Rows = B.CreateSelect(Run, Rows, ConstantInt::get(IntPtr, 0));
             if (auto *C = dyn_cast<ConstantInt>(Rows); C && C->isZero()) continue; // never this level
             Value *RowBytes = It != Block.end() ? ConstantInt::get(IntPtr, It->second) : expandAt(A->Strided[J][0], T);
@@ -1616,7 +1644,11 @@ public:
     Loop *NL = cloneLoopWithPreheader(PH, Check, L, VMap, ".qv", &LI, &DT, Blocks);
     remapInstructionsInBlocks(Blocks, VMap);
     Instruction *Term = Check->getTerminator();
-    BranchInst::Create(PH, NL->getLoopPreheader(), Ok, Term->getIterator());
+    // the check holds in a correct program: code generation favours the loop as compiled (its
+    // registers; without the weights the per-access copy's many values took them, and the
+    // program's own inner loop reloaded its pointers from the stack every iteration)
+    BranchInst *Br = BranchInst::Create(PH, NL->getLoopPreheader(), Ok, Term->getIterator());
+    Br->setMetadata(LLVMContext::MD_prof, MDBuilder(F.getContext()).createLikelyBranchWeights());
     Term->eraseFromParent();
     DT.changeImmediateDominator(Exit, Check);
     for (PHINode &PN : Exit->phis()) { // LCSSA: every value used after the loop passes here
