@@ -70,7 +70,12 @@ LIBS: list[NativeLib] = [
 
 
 def _source_files() -> list[Path]:
-    files = [p for p in NATIVE_DIR.rglob("*") if p.suffix in SOURCE_SUFFIXES and "build" not in p.parts]
+    """The tracer's sources, not what the builds and caches beside them hold (a walk that pruned
+    nothing listed every past build on each `trace record`)."""
+    files = []
+    for root, dirs, names in os.walk(NATIVE_DIR):
+        dirs[:] = [d for d in dirs if d not in ("build", "__pycache__")]
+        files += [Path(root, n) for n in names if n.endswith(SOURCE_SUFFIXES)]
     return sorted(files)
 
 
