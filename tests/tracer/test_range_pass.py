@@ -228,7 +228,8 @@ NESTS = Path(__file__).resolve().parents[1] / "programs" / "nests"
 NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows", "collapse_reread", "collapse2_halo",
                "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose",
                "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops", "tiled_and",
-               "recurrence", "unsigned_cols", "after_scan", "redblack_odd", "planes_order"]
+               "recurrence", "unsigned_cols", "after_scan", "redblack_odd", "planes_order", "rem_gather",
+               "rem_overlap"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -647,3 +648,28 @@ def test_the_loop_a_holding_check_runs_keeps_its_registers(opt):
     assert plain, "the uninstrumented copy of the row loop"
     for body in plain:
         assert not [ins for ins in body if "Reload" in ins], "\n".join(body)
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
+def test_records_beside_a_read_of_a_wrapping_index_stay_hoisted(omp_build, monkeypatch):
+    """rem_gather: the read `v[r*nx + r % nx]` is per access (not affine), and alias analysis cannot
+    tell it from the structs' fields; its hull over the loop (the remainder in [0, nx)) misses them,
+    so the fields' stores stay strided records: no per-access store grows with the rows (before: two
+    per row). rem_overlap: the wrapping read's hull meets the store's record, the run-time check
+    fails, and the loop's per-access version stores every row (one thread: its chunk holds the rows
+    the read wraps over; a chunk further on passes the check). Built without inline checks and caches
+    (QUIVER_NO_INLINE_SKIP), so every per-access access is one callback to count."""
+    monkeypatch.setenv("QUIVER_NO_INLINE_SKIP", "1")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    fns = ["__sanitizer_cov_store8", "__sanitizer_cov_load8"]
+
+    def grown(name: str, more: str) -> dict[str, int]:
+        exe = omp_build(NESTS / f"{name}.c", opt="-O2", extra=("-DQV_PLAIN_CALLS",))
+        small, big = (calls_under_gdb(exe, [str(n), more], fns) for n in (100, 400))
+        return {f: big[f] - small[f] for f in fns}
+
+    gather = grown("rem_gather", "16")
+    assert gather["__sanitizer_cov_load8"] == 300  # the wrapping read, one per row
+    assert gather["__sanitizer_cov_store8"] == 0
+    overlap = grown("rem_overlap", "8")
+    assert overlap["__sanitizer_cov_store8"] == 300

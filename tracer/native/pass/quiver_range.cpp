@@ -1185,6 +1185,74 @@ public:
   /// not lowered against here: that one is lowered down to this loop when its own group is
   /// settled, and the two then share a group and its run-time disjointness check (a transpose's
   /// row-wise load over the nest and column-wise strided store per row).
+  /// Per hoisted access: loops where it stays hoisted beside a per-access X that alias analysis
+  /// cannot separate from it, X's address hull over that loop (boundedHull), checked at run time.
+  std::map<Access *, std::vector<std::tuple<Loop *, const SCEV *, const SCEV *>>> BoundedBy;
+
+  /// The bytes a load or store X directly in loop L can touch over all of L's iterations when its
+  /// address is affine in L plus remainders by an L-invariant divisor (`v[r*nx + r % nx]`: a remainder
+  /// lies strictly between -|m| and |m|): [lo, hi) as SCEVs at L's preheader; nullopt for another shape.
+  /// X itself stays per access (its bytes are not known), but a hoisted record of L that alias
+  /// analysis cannot separate from it no longer goes per access with it: a run-time check that the
+  /// two do not meet keeps it hoisted (settle, emitGroup), as for two hoisted records.
+  std::optional<std::pair<const SCEV *, const SCEV *>> boundedHull(Instruction *X, Loop *L) {
+    if (TopTested || Place || LI.getLoopFor(X->getParent()) != L) return std::nullopt;
+    BasicBlock *PH = L->getLoopPreheader();
+    const SCEV *BTC = SE.getBackedgeTakenCount(L);
+    const SCEV *S = SE.getSCEV(getLoadStorePointerOperand(X));
+    if (!PH || isa<SCEVCouldNotCompute>(BTC) || !S->getType()->isPointerTy()) return std::nullopt;
+    S = SE.getPtrToIntExpr(S, IntPtr);
+    if (isa<SCEVCouldNotCompute>(S)) return std::nullopt;
+    SmallVector<const SCEV *, 4> Ops;
+    if (auto *Add = dyn_cast<SCEVAddExpr>(S)) Ops.append(Add->operands().begin(), Add->operands().end());
+    else Ops.push_back(S);
+    const SCEV *Aff = SE.getZero(IntPtr), *Below = SE.getZero(IntPtr), *Above = SE.getZero(IntPtr);
+    bool Any = false;
+    for (const SCEV *Op : Ops) {
+      auto *AR = dyn_cast<SCEVAddRecExpr>(Op);
+      if (SE.isLoopInvariant(Op, L) || (AR && AR->getLoop() == L && AR->isAffine())) {
+        Aff = SE.getAddExpr(Aff, Op);
+        continue;
+      }
+      // c * ext(rem): sext of a signed remainder, zext of an unsigned one, or none
+      const SCEV *T = Op;
+      int64_t C = 1;
+      if (auto *Mul = dyn_cast<SCEVMulExpr>(T); Mul && Mul->getNumOperands() == 2)
+        if (auto *K = dyn_cast<SCEVConstant>(Mul->getOperand(0)); K && K->getAPInt().getSignificantBits() <= 32)
+          C = K->getAPInt().getSExtValue(), T = Mul->getOperand(1);
+      int Ext = 0; // 1 sext, 2 zext
+      if (auto *E = dyn_cast<SCEVSignExtendExpr>(T)) Ext = 1, T = E->getOperand();
+      else if (auto *E = dyn_cast<SCEVZeroExtendExpr>(T)) Ext = 2, T = E->getOperand();
+      auto *U = dyn_cast<SCEVUnknown>(T);
+      auto *Rem = U ? dyn_cast<BinaryOperator>(U->getValue()) : nullptr;
+      if (!Rem || C == 0) return std::nullopt;
+      bool Signed = Rem->getOpcode() == Instruction::SRem;
+      if ((!Signed && Rem->getOpcode() != Instruction::URem) || (Signed && Ext == 2) || (!Signed && Ext == 1))
+        return std::nullopt;
+      const SCEV *M = SE.getSCEV(Rem->getOperand(1));
+      if (!SE.isLoopInvariant(M, L)) return std::nullopt;
+      if (Signed) M = SE.getAbsExpr(M, /*IsNSW=*/false); // (|INT_MIN| as unsigned: its magnitude)
+      M = SE.getTruncateOrZeroExtend(M, IntPtr);
+      const SCEV *Reach = SE.getMulExpr(SE.getConstant(IntPtr, (uint64_t)(C < 0 ? -C : C)),
+                                        SE.getMinusSCEV(SE.getUMaxExpr(M, SE.getOne(IntPtr)), SE.getOne(IntPtr)));
+      if (Signed || C < 0) Below = SE.getAddExpr(Below, Reach);
+      if (Signed || C > 0) Above = SE.getAddExpr(Above, Reach);
+      Any = true;
+    }
+    if (!Any) return std::nullopt;
+    const SCEV *First = Aff, *Last = Aff;
+    if (auto *AR = dyn_cast<SCEVAddRecExpr>(Aff)) {
+      First = AR->getStart();
+      Last = AR->evaluateAtIteration(SE.getTruncateOrZeroExtend(BTC, IntPtr), SE);
+    }
+    unsigned Bytes = (unsigned)DL.getTypeStoreSize(getLoadStoreType(X));
+    const SCEV *Lo = SE.getMinusSCEV(SE.getUMinExpr(First, Last), Below);
+    const SCEV *Hi = SE.getAddExpr(SE.getUMaxExpr(First, Last), SE.getAddExpr(Above, SE.getConstant(IntPtr, Bytes)));
+    if (!SE.isLoopInvariant(Lo, L) || !SE.isLoopInvariant(Hi, L) || !isSafeHere(Lo, PH) || !isSafeHere(Hi, PH))
+      return std::nullopt;
+    return std::make_pair(Lo, Hi);
+  }
+
   void settle(std::vector<Access> &As) {
     std::map<Instruction *, Access *> Of;
     for (Access &A : As) Of[A.I] = &A;
@@ -1216,6 +1284,10 @@ public:
             bool XStore = isa<StoreInst>(X);
             if (XStore == A->Store) continue; // write/write and read/read order does not matter
             if (AA.isNoAlias(loc(*A), MemoryLocation::getBeforeOrAfter(getLoadStorePointerOperand(X)))) continue;
+            if (auto Hull = boundedHull(X, L)) { // a run-time check instead (emitGroup)
+              BoundedBy[A].emplace_back(L, Hull->first, Hull->second);
+              continue;
+            }
             A->Level--;
             Changed = true;
             break;
@@ -1469,6 +1541,11 @@ public:
           for (auto &[KS, VS] : Hull)
             if (KS.second) Ok = disjoint(B, Ok, VL.first, VL.second, VS.first, VS.second);
     }
+    // per-access accesses of bounded addresses the records stay hoisted beside (settle): no byte shared
+    for (auto &[LoA, HiA, AA_] : R)
+      if (auto It = BoundedBy.find(AA_); It != BoundedBy.end())
+        for (auto &[BL, HLo, HHi] : It->second)
+          if (BL == L) Ok = disjoint(B, Ok, LoA, HiA, expand(HLo), expand(HHi));
     // collapsed loops: their planes are exact only when the run-time checks hold (else the loop's
     // per-access version runs, as for a failed load/store check)
     for (auto &[LoN, HiN, AN] : R) {
