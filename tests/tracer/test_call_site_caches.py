@@ -12,10 +12,11 @@ bytes.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
-from test_range_pass import PER_ACCESS, expected, findings, mapping_report
+from test_range_pass import NESTS, PER_ACCESS, calls_under_gdb, expected, findings, mapping_report
 
 pytestmark = pytest.mark.clang
 
@@ -52,3 +53,21 @@ def test_fast_paths_give_the_per_access_findings(record_c, omp_build, name):
     reports = {b: report(run.log) for b, run in runs.items()}
     for b in runs:
         assert reports[b] == reports["per_access"], b
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
+def test_a_strided_walk_of_single_accesses_is_appended_by_the_program(omp_build, tmp_path, monkeypatch):
+    """tests/programs/nests/rem_gather.c reads `v[r*nx + r % nx]` per access (the index wraps): a
+    diagonal, one element every nx + 1, for nx rows at a time. Once the tracer has made it a strided
+    run of one access per block, the call site's cache takes the next blocks one stride apart (next =
+    end + stride - 8) and the program appends them itself: about 3 calls per nx rows (the wrap starts
+    a new run) instead of one per row."""
+    exe = omp_build(NESTS / "rem_gather.c", opt="-O2")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+
+    def calls(n: int) -> int:  # while recording (the caches are only filled then)
+        monkeypatch.setenv("QUIVER_RAW_DIR", str(tmp_path / f"raw{n}"))
+        return calls_under_gdb(exe, [str(n), "16"], ["__quiver_range_load_c"])["__quiver_range_load_c"]
+
+    small, big = calls(100), calls(400)
+    assert 0 < big - small <= 300 // 16 * 4  # one call per row (300) before

@@ -229,7 +229,7 @@ NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows",
                "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose",
                "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops", "tiled_and",
                "recurrence", "unsigned_cols", "after_scan", "redblack_odd", "planes_order", "rem_gather",
-               "rem_overlap"]
+               "rem_overlap", "aos_cells"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -673,3 +673,22 @@ def test_records_beside_a_read_of_a_wrapping_index_stay_hoisted(omp_build, monke
     assert gather["__sanitizer_cov_store8"] == 0
     overlap = grown("rem_overlap", "8")
     assert overlap["__sanitizer_cov_store8"] == 300
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
+def test_interleaved_field_runs_grow_without_a_scan(omp_build, tmp_path, monkeypatch):
+    """aos_cells.c: each field of the particles is one strided record per cell, and a cell's record
+    continues the previous cell's run. The fields' runs interleave (one stride, phases apart): they
+    share no byte, so one field's run does not bound another's window, and each row joins its run on
+    the fast path; and a field's store run grows over the rows its older load run holds (that run
+    drops no write, and a later write of its bytes follows its reads in the log too). Before, the
+    stores' rows went through run_grow's scan of all runs, two per row (21,600 more for 300 more
+    cells); now at most one per cell and step."""
+    exe = omp_build(NESTS / "aos_cells.c", opt="-O2")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+
+    def grows(cells: int) -> int:  # while recording (the coalescer only works then)
+        monkeypatch.setenv("QUIVER_RAW_DIR", str(tmp_path / f"raw{cells}"))
+        return calls_under_gdb(exe, [str(cells), "12"], ["run_grow"])["run_grow"]
+
+    assert grows(400) - grows(100) <= 300 * 3
