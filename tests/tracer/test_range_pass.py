@@ -229,7 +229,7 @@ NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows",
                "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose",
                "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops", "tiled_and",
                "recurrence", "unsigned_cols", "after_scan", "redblack_odd", "planes_order", "rem_gather",
-               "rem_overlap", "aos_cells"]
+               "rem_overlap", "aos_cells", "cond_store"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -652,7 +652,9 @@ def test_the_loop_a_holding_check_runs_keeps_its_registers(opt):
 
 @pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
 def test_records_beside_a_read_of_a_wrapping_index_stay_hoisted(omp_build, monkeypatch):
-    """rem_gather: the read `v[r*nx + r % nx]` is per access (not affine), and alias analysis cannot
+    """cond_store: the conditional store `out[i]` is per access (not on every iteration), but its
+    address is affine, so its hull is known and the loads of `in` stay one range beside it.
+    rem_gather: the read `v[r*nx + r % nx]` is per access (not affine), and alias analysis cannot
     tell it from the structs' fields; its hull over the loop (the remainder in [0, nx)) misses them,
     so the fields' stores stay strided records: no per-access store grows with the rows (before: two
     per row). rem_overlap: the wrapping read's hull meets the store's record, the run-time check
@@ -665,9 +667,12 @@ def test_records_beside_a_read_of_a_wrapping_index_stay_hoisted(omp_build, monke
 
     def grown(name: str, more: str) -> dict[str, int]:
         exe = omp_build(NESTS / f"{name}.c", opt="-O2", extra=("-DQV_PLAIN_CALLS",))
-        small, big = (calls_under_gdb(exe, [str(n), more], fns) for n in (100, 400))
+        small, big = (calls_under_gdb(exe, [str(n), more] if more else [str(n)], fns) for n in (100, 400))
         return {f: big[f] - small[f] for f in fns}
 
+    cond = grown("cond_store", "")
+    assert cond["__sanitizer_cov_load8"] == 0  # `in` one range (before: one load per element)
+    assert cond["__sanitizer_cov_store8"] > 0  # the conditional store, per access
     gather = grown("rem_gather", "16")
     assert gather["__sanitizer_cov_load8"] == 300  # the wrapping read, one per row
     assert gather["__sanitizer_cov_store8"] == 0

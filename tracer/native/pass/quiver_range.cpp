@@ -1190,11 +1190,12 @@ public:
   std::map<Access *, std::vector<std::tuple<Loop *, const SCEV *, const SCEV *>>> BoundedBy;
 
   /// The bytes a load or store X directly in loop L can touch over all of L's iterations when its
-  /// address is affine in L plus remainders by an L-invariant divisor (`v[r*nx + r % nx]`: a remainder
-  /// lies strictly between -|m| and |m|): [lo, hi) as SCEVs at L's preheader; nullopt for another shape.
-  /// X itself stays per access (its bytes are not known), but a hoisted record of L that alias
-  /// analysis cannot separate from it no longer goes per access with it: a run-time check that the
-  /// two do not meet keeps it hoisted (settle, emitGroup), as for two hoisted records.
+  /// address is affine in L (a conditional store `if (c) out[i] = ...`), plus remainders by an
+  /// L-invariant divisor (`v[r*nx + r % nx]`: a remainder lies strictly between -|m| and |m|): [lo, hi)
+  /// as SCEVs at L's preheader; nullopt for another shape. X itself stays per access (which of those
+  /// bytes it touches is not known), but a hoisted record of L that alias analysis cannot separate from
+  /// it no longer goes per access with it: a run-time check that the two do not meet keeps it hoisted
+  /// (settle, emitGroup), as for two hoisted records.
   std::optional<std::pair<const SCEV *, const SCEV *>> boundedHull(Instruction *X, Loop *L) {
     if (TopTested || Place || LI.getLoopFor(X->getParent()) != L) return std::nullopt;
     BasicBlock *PH = L->getLoopPreheader();
@@ -1207,7 +1208,6 @@ public:
     if (auto *Add = dyn_cast<SCEVAddExpr>(S)) Ops.append(Add->operands().begin(), Add->operands().end());
     else Ops.push_back(S);
     const SCEV *Aff = SE.getZero(IntPtr), *Below = SE.getZero(IntPtr), *Above = SE.getZero(IntPtr);
-    bool Any = false;
     for (const SCEV *Op : Ops) {
       auto *AR = dyn_cast<SCEVAddRecExpr>(Op);
       if (SE.isLoopInvariant(Op, L) || (AR && AR->getLoop() == L && AR->isAffine())) {
@@ -1237,9 +1237,7 @@ public:
                                         SE.getMinusSCEV(SE.getUMaxExpr(M, SE.getOne(IntPtr)), SE.getOne(IntPtr)));
       if (Signed || C < 0) Below = SE.getAddExpr(Below, Reach);
       if (Signed || C > 0) Above = SE.getAddExpr(Above, Reach);
-      Any = true;
     }
-    if (!Any) return std::nullopt;
     const SCEV *First = Aff, *Last = Aff;
     if (auto *AR = dyn_cast<SCEVAddRecExpr>(Aff)) {
       First = AR->getStart();
@@ -1288,6 +1286,8 @@ public:
               BoundedBy[A].emplace_back(L, Hull->first, Hull->second);
               continue;
             }
+            if (std::getenv("QUIVER_RANGE_DEBUG"))
+              errs() << "quiver-range: " << *A->I << " level " << A->Level << " lowered by " << *X << "\n";
             A->Level--;
             Changed = true;
             break;
