@@ -84,13 +84,17 @@ def ranges_of(u: list[int], limit: int | None = 12) -> str:
     return ",".join(parts[:limit]) + ",..."
 
 
-def _constant(values: np.ndarray) -> int | None:
+def _constant(values: np.ndarray | array) -> int | None:
     """The one value of ``values`` when all its rows hold it (None otherwise; the ends and the middle
     are looked at first, so a column that varies rarely costs a full pass)."""
     if not len(values):
         return None
     first = values[0]
-    if values[-1] != first or values[len(values) // 2] != first or not (values == first).all():
+    if values[-1] != first or values[len(values) // 2] != first:
+        return None
+    if isinstance(values, array):   # a small run's finalize (no numpy)
+        return int(first) if values.count(first) == len(values) else None
+    if not (values == first).all():
         return None
     return int(first)
 

@@ -54,4 +54,10 @@ def library() -> ctypes.CDLL | None:
     lib.qv_fin_fill.restype = None
     lib.qv_fin_window.argtypes = [p, i64, p, i64, i64, i64, p, p, i64]
     lib.qv_fin_window.restype = i64
+    lib.qv_fin_order.argtypes = [p, i64, p, p]
+    lib.qv_fin_order.restype = None
+    lib.qv_fin_times.argtypes = [p, i64, p]
+    lib.qv_fin_times.restype = None
+    lib.qv_fin_delta.argtypes = [p, i64, p]
+    lib.qv_fin_delta.restype = None
     return lib

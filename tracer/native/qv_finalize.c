@@ -256,3 +256,40 @@ int64_t qv_fin_window(const int64_t *words, int64_t n, int64_t *io, int64_t late
   io[1] = clock;
   return k;
 }
+
+/* The log order of a run that fits in one batch (tracer/finalize_small.py): the global rows sorted by
+ * raw time, rows of equal time in global row order (the order finalize_order.log_order merges them in).
+ * times[g] is row g's raw time; order gets the n global rows, tmp has room for n. A merge sort that
+ * keeps already ordered halves as they are: a thread file is almost in time order, so most merges are
+ * skipped and the rest are short. */
+static void order_merge(const int64_t *times, int64_t *a, int64_t *tmp, int64_t lo, int64_t hi) {
+  if (hi - lo < 2) return;
+  int64_t mid = lo + (hi - lo) / 2;
+  order_merge(times, a, tmp, lo, mid);
+  order_merge(times, a, tmp, mid, hi);
+  if (times[a[mid - 1]] <= times[a[mid]]) return; /* in order: equal times keep the left (lower) rows first */
+  int64_t i = lo, j = mid, k = lo;
+  while (i < mid && j < hi) tmp[k++] = times[a[j]] < times[a[i]] ? a[j++] : a[i++];
+  while (i < mid) tmp[k++] = a[i++];
+  while (j < hi) tmp[k++] = a[j++];
+  memcpy(a + lo, tmp + lo, (size_t)(hi - lo) * sizeof *a);
+}
+
+void qv_fin_order(const int64_t *times, int64_t n, int64_t *order, int64_t *tmp) {
+  for (int64_t g = 0; g < n; g++) order[g] = g;
+  order_merge(times, order, tmp, 0, n);
+}
+
+/* The raw times of a thread file's n records, into out (contiguous) */
+void qv_fin_times(const int64_t *words, int64_t n, int64_t *out) {
+  for (int64_t i = 0; i < n; i++) out[i] = words[i * RAW_WORDS + W_TIME];
+}
+
+/* formats/addr_delta.encode: out[0] = in[0], out[i] = in[i] - in[i-1] (wrapping) */
+void qv_fin_delta(const uint64_t *in, int64_t n, uint64_t *out) {
+  uint64_t prev = 0;
+  for (int64_t i = 0; i < n; i++) {
+    out[i] = in[i] - prev;
+    prev = in[i];
+  }
+}
