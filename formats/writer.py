@@ -172,11 +172,12 @@ class LogWriter:
             discard(self._part)
             raise
 
-    def write_columns(self, columns: Mapping[str, Any], stored_addr: Any = None) -> None:
+    def write_columns(self, columns: Mapping[str, Any], stored_addr: Any = None, time_sorted: bool = False) -> None:
         """Append rows: columns of any array type (completed and cast by complete_columns), or, with the
         plain engine, every column as an array.array of its type (written as they are, without numpy).
         ``stored_addr``: addr_delta.encode(columns["addr"]) when the caller has it (finalize_small computes
-        it in C); only for rows that fit in one batch."""
+        it in C); only for rows that fit in one batch. ``time_sorted``: the caller knows `time_ns` ascends
+        (a log's rows are in time order; the batch's time span is then read off its ends)."""
         plain = isinstance(self._writer, IpcFileWriter) and all(isinstance(columns.get(c), array) for c in COLUMN_NAMES)
         cols = dict(columns) if plain else complete_columns(columns)
         n = len(cols["kind"])
@@ -185,7 +186,7 @@ class LogWriter:
         for start in range(0, n, BATCH_ROWS):
             part = {k: v[start:start + BATCH_ROWS] for k, v in cols.items()} if n > BATCH_ROWS else cols
             # checksums of the values readers see; which columns hold one value, when compressed
-            meta = batch_metadata(part, COLUMN_NAMES, constant=self.compressed)
+            meta = batch_metadata(part, COLUMN_NAMES, constant=self.compressed, time_sorted=time_sorted)
             if FORMAT_VERSION >= DELTA_ADDR_VERSION:
                 part = dict(part)
                 part["addr"] = addr_delta.encode(part["addr"]) if stored_addr is None else stored_addr

@@ -23,15 +23,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from quiver.formats.schema import COLUMN_NAMES, COLUMNS, TYPE_CODES, EventKind
+from quiver.formats.schema import COLUMN_NAMES, COLUMNS, TYPE_CODES, ConstructKind, EventKind
 from quiver.formats.stats import KINDS, LogStats
 from quiver.formats.writer import BATCH_ROWS, LogWriter, plain_engine_for
 from quiver.tracer.finalize_clib import CONSTS, Maps, library
 from quiver.tracer.finalize_control import (
+    MAP_FIELDS,
     Interner,
-    construct_fixes,
     locations,
-    map_clauses,
     module_renames,
     object_rows,
     run_metadata,
@@ -61,6 +60,7 @@ SMALL_MAX_ROWS = BATCH_ROWS
 COLS64 = ("time_ns", "addr", "addr2", "size", "id", "id2", "aux", "aux2")
 COLS32 = ("rank", "thread", "device", "loc", "op", "name", "src")
 _TYPES = dict(COLUMNS)
+_UNSIGNED = ("addr", "addr2", "size")
 
 
 def _addr(buf: array | bytearray) -> int:
@@ -127,7 +127,12 @@ class _Fill:
         by_s, pcs_a, by_pc_a, task_keys, task_locs, fix_pos, fix_op = held
         maps = Maps(0, 0, _addr(by_s), len(by_s), _addr(pcs_a), _addr(by_pc_a), len(pcs_a), _addr(task_keys),
                     _addr(task_locs), len(task_keys), _addr(fix_pos), _addr(fix_op), len(fix_pos))
-        out64, out32, out16 = _zeros("q", len(COLS64) * k), _zeros("i", len(COLS32) * k), _zeros("h", k)
+        # one array per column, of the log's type (uint64 for addr, addr2, size), filled in place
+        cols = {c: _zeros("Q" if c in _UNSIGNED else "q", k) for c in COLS64}
+        cols |= {c: _zeros("i", k) for c in COLS32}
+        cols["kind"] = _zeros("h", k)
+        c64 = (ctypes.c_void_p * len(COLS64))(*(_addr(cols[c]) for c in COLS64))
+        c32 = (ctypes.c_void_p * len(COLS32))(*(_addr(cols[c]) for c in COLS32))
         # the positions of each stream's rows (qv_fin_group: positions grouped by stream, bounds per stream)
         starts = array("q", [st.start for st in self.streams])
         pos, bounds, fill = _zeros("q", k), _zeros("q", len(starts) + 1), _zeros("q", len(starts))
@@ -138,14 +143,9 @@ class _Fill:
             if lo == hi:
                 continue
             maps.table, maps.n_table = _addr(st.table), len(st.table)
-            self.lib.qv_fin_fill(_addr(st.data), _addr(rows_a), _addr(pos) + 8 * lo, hi - lo, st.start, st.rank,
-                                 self.t0, ctypes.byref(maps), ctypes.byref(CONSTS), _addr(out64), _addr(out32),
-                                 _addr(out16), k)
-        cols = {c: out64[i * k:(i + 1) * k] for i, c in enumerate(COLS64)}
-        cols |= {c: out32[i * k:(i + 1) * k] for i, c in enumerate(COLS32)}
-        for c in ("addr", "addr2", "size"):
-            cols[c] = array("Q", cols[c].tobytes())
-        cols["kind"] = out16
+            self.lib.qv_fin_fill_cols(_addr(st.data), _addr(rows_a), _addr(pos) + 8 * lo, hi - lo, st.start, st.rank,
+                                      self.t0, ctypes.byref(maps), ctypes.byref(CONSTS), c64, c32,
+                                      _addr(cols["kind"]))
         return cols
 
 
@@ -188,16 +188,15 @@ def finalize_small(raw_dir: Path, out: Path, run: dict[str, Any] | None = None,
     fill = _Fill(lib, streams, t0)
     uniq_src = sorted({st.table[j] for st, sc in zip(streams, scans, strict=True) for j in sc[0]})
     uniq_pc = sorted({pc for sc in scans for pc in sc[1]})
-    control_rows = [c + st.start for st, sc in zip(streams, scans, strict=True) for c in sc[2]]
-    control = _lists(fill.columns(control_rows, [-1] * (len(strings.strings) + 1), [], []))
-    control["row"] = control_rows
-    clauses = map_clauses(raws, control, modules_by_rank)
+    control_rows = array("q", [c + st.start for st, sc in zip(streams, scans, strict=True) for c in sc[2]])
+    control = fill.columns(control_rows, [-1] * (len(strings.strings) + 1), [], [])
+    fixes = _construct_fixes(lib, control, control_rows)
+    clauses = _map_clauses(lib, raws, control, modules_by_rank)
     answer: list[Any] = []
     symbolizer = threading.Thread(target=lambda: answer.append(symbolize_with_objects(
         uniq_pc, modules, [(exe, maps["addr"]) for _, exe, maps in clauses if exe is not None])))
     symbolizer.start()    # the symbolizer's answer overlaps the fixes and the debug info
     try:
-        fixes = construct_fixes(control)
         stacks = [stack_objects_of(exe, maps, strings) for _, exe, maps in clauses]
     finally:
         symbolizer.join()
@@ -233,10 +232,47 @@ def finalize_small(raw_dir: Path, out: Path, run: dict[str, Any] | None = None,
     lib.qv_fin_delta(_addr(cols["addr"]), len(stored_addr), _addr(stored_addr))
     with LogWriter(out, strings=strings.strings, locations=table, run=meta, stats=stats, compression=compression,
                    engine="plain") as w:
-        w.write_columns(cols, stored_addr=stored_addr)
+        w.write_columns(cols, stored_addr=stored_addr, time_sorted=True)   # log order: by time
     if progress is not None and n:
         progress(n, n)
     return meta
+
+
+def _map_clauses(lib: ctypes.CDLL, raws: list[RankRaw], control: dict[str, array],
+                 modules_by_rank: dict[int, list[Module]]) -> list[tuple[int, Module | None, dict[str, list[int]]]]:
+    """finalize_control.map_clauses(raws, control, modules_by_rank) of the control rows' columns, the
+    rows of each rank selected and their fields gathered in C (qv_fin_select_kind_rank, qv_fin_gather)."""
+    n = len(control["kind"])
+    sel = _zeros("q", n)
+    out = []
+    for rr in raws:
+        m = lib.qv_fin_select_kind_rank(_addr(control["kind"]), _addr(control["rank"]), n, int(EventKind.MAP_CLAUSE),
+                                        rr.rank, _addr(sel))
+        if not m:
+            continue
+        maps = {}
+        for c in MAP_FIELDS:
+            col = control[c]
+            got = array(col.typecode, [0]) * m
+            lib.qv_fin_gather(_addr(col), col.itemsize, _addr(sel), m, _addr(got))
+            maps[c] = got.tolist()
+        exe = next((mod for mod in modules_by_rank.get(rr.rank, []) if mod.path == rr.info.get("exe")), None)
+        out.append((rr.rank, exe, maps))
+    return out
+
+
+_FIX_KINDS = (EventKind.CONSTRUCT_BEGIN, EventKind.CONSTRUCT_END, ConstructKind.TARGET_DATA,
+              ConstructKind.TARGET_ENTER_DATA, ConstructKind.TARGET_EXIT_DATA, ConstructKind.TARGET_DATA_END)
+
+
+def _construct_fixes(lib: ctypes.CDLL, control: dict[str, array], rows: array) -> tuple[list[int], list[int]]:
+    """finalize_control.construct_fixes(control) (qv_fin_fixes) of the control rows' columns."""
+    n = len(rows)
+    scratch, pos, ops = _zeros("q", 2 * n), _zeros("q", n), _zeros("q", n)
+    ck = array("q", [int(k) for k in _FIX_KINDS])
+    m = lib.qv_fin_fixes(_addr(control["kind"]), _addr(control["op"]), _addr(control["id"]), _addr(control["aux2"]),
+                         _addr(control["rank"]), _addr(rows), n, _addr(ck), _addr(scratch), _addr(pos), _addr(ops))
+    return pos[:m].tolist(), ops[:m].tolist()
 
 
 def _merge_objects(objects: dict[str, array], cols: dict[str, array]) -> dict[str, array]:

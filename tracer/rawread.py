@@ -111,7 +111,10 @@ def read_events(path: Path) -> tuple[Any, bool]:
 
 def read_event_bytes(path: Path) -> tuple[bytearray, bool]:
     """read_events as the file's whole records, in a (writable, so ctypes can point into it) bytearray."""
-    data = bytearray(path.read_bytes())
+    with open(path, "rb") as f:   # read into the bytearray: one copy of the file, not two
+        data = bytearray(os.fstat(f.fileno()).st_size)
+        got = f.readinto(data)
+    del data[got:]
     whole = len(data) // RAW_BYTES * RAW_BYTES
     cut = whole != len(data)
     del data[whole:]
