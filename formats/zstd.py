@@ -13,15 +13,21 @@ at once.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 
 LEVEL = 3   # formats/writer.py ZSTD_LEVEL: the same level pyarrow is asked for
 
 
+def _names():
+    yield "libzstd.so.1"
+    import ctypes.util   # imports tempfile (~2 ms): only when the usual name is missing
+
+    yield ctypes.util.find_library("zstd")
+
+
 @functools.cache
 def _library() -> ctypes.CDLL | None:
-    for name in ("libzstd.so.1", ctypes.util.find_library("zstd")):
+    for name in _names():
         if not name:
             continue
         try:
