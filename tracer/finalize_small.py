@@ -16,6 +16,7 @@ to PLAIN_MAX_ROWS rows, zstd-compressed above (formats/zstd.py), as finalize wri
 from __future__ import annotations
 
 import ctypes
+import mmap
 import threading
 from bisect import bisect_left
 from array import array
@@ -43,8 +44,8 @@ from quiver.tracer.rawread import (
     Module,
     RankRaw,
     ranks_in,
+    map_event_bytes,
     raw_event_bytes,
-    read_event_bytes,
     read_rank,
 )
 from quiver.tracer.symbolize import dedup_modules, symbolize_with_objects
@@ -63,7 +64,7 @@ _TYPES = dict(COLUMNS)
 _UNSIGNED = ("addr", "addr2", "size")
 
 
-def _addr(buf: array | bytearray) -> int:
+def _addr(buf: array | bytearray | mmap.mmap) -> int:
     """Address of a buffer's first byte (0 when empty: the C code then reads nothing)."""
     if not len(buf):
         return 0
@@ -83,9 +84,10 @@ def small_max_rows() -> int:
 
 
 class _Stream:
-    """One thread file: its records (bytearray), its rank, its rank's string table, first global row."""
+    """One thread file: its records (mapped copy-on-write, or a bytearray), its rank, its rank's string table,
+    first global row."""
 
-    def __init__(self, rank: int, data: bytearray, table: array, start: int) -> None:
+    def __init__(self, rank: int, data: mmap.mmap | bytearray, table: array, start: int) -> None:
         self.rank, self.data, self.table, self.start = rank, data, table, start
         self.rows = len(data) // RAW_BYTES
 
@@ -162,7 +164,7 @@ def finalize_small(raw_dir: Path, out: Path, run: dict[str, Any] | None = None,
     most = small_max_rows()
     if lib is None or raw_event_bytes(raw_dir) > most * RAW_BYTES:  # before reading
         return None
-    raws: list[RankRaw] = [read_rank(raw_dir, r, read_event_bytes) for r in (ranks_in(raw_dir) if raw_dir.is_dir() else [])]
+    raws: list[RankRaw] = [read_rank(raw_dir, r, map_event_bytes) for r in (ranks_in(raw_dir) if raw_dir.is_dir() else [])]
     n = sum(len(ev) for rr in raws for ev in rr.streams) // RAW_BYTES
     if n > most:
         return None
