@@ -54,8 +54,8 @@ def test_many_small_kernels_give_the_numpy_paths_log(record_c, tmp_path):
 
 
 def test_many_small_kernels_log_is_compressed_and_reads_back(record_c, tmp_path):
-    """zstd through libzstd: a fraction of the uncompressed size, pyarrow and read_log read it (checksums
-    verified), and `trace analyze` finds nothing in the clean program."""
+    """zstd through libzstd: a fraction of the uncompressed size, pyarrow, polars and read_log read it
+    (checksums verified), and `trace analyze` finds nothing in the clean program."""
     import pyarrow as pa
     from pyarrow import ipc
 
@@ -64,6 +64,10 @@ def test_many_small_kernels_log_is_compressed_and_reads_back(record_c, tmp_path)
     assert run.log.stat().st_size * 4 < log.num_events * 94   # 94 bytes a row uncompressed
     table = ipc.open_file(pa.memory_map(str(run.log))).read_all()
     assert table.num_rows == log.num_events
+    import polars as pl
+
+    frame = pl.read_ipc(run.log)   # polars decompresses it too (stored columns: `addr` delta-coded)
+    assert all(np.array_equal(frame[c].to_numpy(), table.column(c).to_numpy()) for c in table.column_names)
     assert np.array_equal(table.column("time_ns").to_numpy(), log.col("time_ns"))
     assert np.all(np.diff(log.col("time_ns")) >= 0)
     analyzed = subprocess.run([str(Path(sys.executable).with_name("trace")), "analyze", str(run.log)],
