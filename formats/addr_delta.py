@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from array import array
 from itertools import pairwise
+from operator import sub
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ def encode(addr: np.ndarray | array) -> np.ndarray | array:
     """Differences of consecutive values (uint64, wrapping); the first value is kept. An array.array
     (a small run's finalize, no numpy) gives an array.array."""
     if isinstance(addr, array):
-        return array("Q", [addr[0]] + [(b - a) & _MASK for a, b in pairwise(addr)] if len(addr) else [])
+        return _encode_array(addr)
     import numpy as np
 
     out = np.empty(len(addr), np.uint64)
@@ -33,6 +34,21 @@ def encode(addr: np.ndarray | array) -> np.ndarray | array:
         out[0] = addr[0]
         np.subtract(addr[1:], addr[:-1], out=out[1:])
     return out
+
+
+def _encode_array(addr: array) -> array:
+    """encode() of an array.array without numpy. The differences of the values read as int64 are the
+    wrapped uint64 differences read as int64 whenever they fit in int64 (addresses of one address
+    space always do): computed so at C speed (map), the exact way otherwise."""
+    if not len(addr):
+        return array("Q")
+    signed = memoryview(addr).cast("B").cast("q")
+    try:
+        out = array("q", [signed[0]])
+        out.extend(map(sub, signed[1:], signed))
+    except OverflowError:
+        return array("Q", [addr[0]] + [(b - a) & _MASK for a, b in pairwise(addr)])
+    return array("Q", out.tobytes())
 
 
 def decode(stored: np.ndarray) -> np.ndarray:

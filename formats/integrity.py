@@ -55,10 +55,15 @@ def digest(values: np.ndarray | array) -> str:
     return f"{xxhash.xxh3_64_intdigest(values):016x}"
 
 
+def _all_equal(values: array) -> bool:
+    """Every element of a non-empty array.array is its first."""
+    return values.tobytes() == (array(values.typecode, values[:1]) * len(values)).tobytes()
+
+
 def distinct_ints(values: Any) -> list[int]:
     """The distinct values of a column, ascending, as Python ints (numpy array or array.array)."""
     if isinstance(values, array):
-        return sorted(set(values))
+        return [values[0]] if len(values) and _all_equal(values) else sorted(set(values))
     from .sets import sorted_unique
 
     return sorted_unique(values).tolist()
@@ -84,22 +89,33 @@ def ranges_of(u: list[int], limit: int | None = 12) -> str:
     return ",".join(parts[:limit]) + ",..."
 
 
-def _constant(values: np.ndarray) -> int | None:
+def _constant(values: np.ndarray | array) -> int | None:
     """The one value of ``values`` when all its rows hold it (None otherwise; the ends and the middle
     are looked at first, so a column that varies rarely costs a full pass)."""
     if not len(values):
         return None
     first = values[0]
-    if values[-1] != first or values[len(values) // 2] != first or not (values == first).all():
+    if values[-1] != first or values[len(values) // 2] != first:
+        return None
+    if isinstance(values, array):   # a small run's finalize (no numpy): compared as bytes, at memcmp speed
+        return int(first) if _all_equal(values) else None
+    if not (values == first).all():
         return None
     return int(first)
 
 
-def batch_metadata(columns: Mapping[str, np.ndarray], names: list[str], constant: bool = True) -> dict[bytes, bytes]:
+def batch_metadata(columns: Mapping[str, np.ndarray], names: list[str], constant: bool = True,
+                   time_sorted: bool = False) -> dict[bytes, bytes]:
     """The custom metadata of the batch holding ``columns``; ``constant``: with the hint naming the
-    columns that hold one value (written for compressed batches, which readers would decompress)."""
+    columns that hold one value (written for compressed batches, which readers would decompress).
+    ``time_sorted``: the caller knows `time_ns` ascends (its span is then its ends)."""
     t = columns["time_ns"]
-    span = ([min(t), max(t)] if isinstance(t, array) else [int(t.min()), int(t.max())]) if len(t) else []
+    if not len(t):
+        span = []
+    elif time_sorted:
+        span = [int(t[0]), int(t[-1])]
+    else:
+        span = [min(t), max(t)] if isinstance(t, array) else [int(t.min()), int(t.max())]
     summary = {"t": span, "ranks": ranges(columns["rank"]),
                "threads": ranges(columns["thread"])}
     meta = {META_CHECKSUMS: ",".join(digest(columns[n]) for n in names).encode(),

@@ -2,10 +2,12 @@
 
 Why: importing pyarrow costs ~0.05 s of CPU, a third of what `trace record` may add to a small
 program; a small run's log is a few record batches of the 15 integer columns of the schema, which
-this module writes uncompressed (Arrow IPC format version V5: the file magic, a schema message, one
-message per record batch with its custom metadata, the end-of-stream marker and the footer). The
-result reads like the one pyarrow writes without compression (tests/formats/test_ipc_file.py
-compares them byte for byte).
+this module writes (Arrow IPC format version V5: the file magic, a schema message, one message per
+record batch with its custom metadata, the end-of-stream marker and the footer), uncompressed or, with
+``compression="zstd"``, each buffer as one zstd frame behind its uncompressed length (Arrow's
+BodyCompression, method BUFFER) through formats/zstd.py: what `trace record` writes for runs too big
+to leave uncompressed, without importing pyarrow. The result reads like the one pyarrow writes
+(tests/formats/test_ipc_file.py compares them byte for byte).
 
 The flatbuffers are laid out front to back: a table's vtable, then the table, then what its offset
 fields point to (uoffsets only point forward, which flatbuffers allows anywhere in the buffer).
@@ -36,6 +38,8 @@ FIELD = ("name", "nullable", "type_type", "type", "dictionary", "children", "cus
 INT = ("bit_width", "is_signed")
 MESSAGE = ("version", "header_type", "header", "body_length", "custom_metadata")
 RECORD_BATCH = ("length", "nodes", "buffers", "compression", "variadic_buffer_counts")
+BODY_COMPRESSION = ("codec", "method")
+CODEC_ZSTD = 1                  # CompressionType.ZSTD (method: BUFFER, the default)
 KEY_VALUE = ("key", "value")
 # structs: Block (offset, metadata length incl. its prefix, body length), FieldNode (length, null count),
 # Buffer (offset in the body, length)
@@ -195,11 +199,21 @@ def _message(header_type: int, header: _Table, body_length: int, meta: Mapping[b
     return CONTINUATION + struct.pack("<i", len(fb)) + fb
 
 
-class IpcFileWriter:
-    """Writes record batches of the given fixed-width columns to an open binary file."""
+def _nbytes(v: bytes | memoryview) -> int:
+    return len(v) if isinstance(v, bytes) else v.nbytes
 
-    def __init__(self, sink: IO[bytes], fields: Sequence[tuple[str, Any]], meta: Mapping[bytes, bytes]) -> None:
+
+class IpcFileWriter:
+    """Writes record batches of the given fixed-width columns to an open binary file, uncompressed or
+    (``compression="zstd"``) zstd-compressed buffer by buffer, the columns of a batch compressed on
+    ``threads`` threads."""
+
+    def __init__(self, sink: IO[bytes], fields: Sequence[tuple[str, Any]], meta: Mapping[bytes, bytes],
+                 compression: str | None = None, threads: int = 2) -> None:
+        if compression not in (None, "zstd"):
+            raise ValueError(f"the plain IPC writer compresses with zstd only, not {compression!r}")
         self.sink, self.fields, self.meta = sink, list(fields), dict(meta)
+        self.compression, self.threads = compression, threads
         self.blocks: list[bytes] = []
         self.pos = 0
         self._write(MAGIC)
@@ -211,23 +225,60 @@ class IpcFileWriter:
 
     def write_batch(self, columns: Mapping[str, Any], custom_metadata: Mapping[bytes, bytes] | None = None) -> None:
         """One record batch: numpy arrays, or array.array columns of the fields' widths."""
-        values = [_values(columns[n], d) for n, d in self.fields]
+        values: list[bytes | memoryview] = [_values(columns[n], d) for n, d in self.fields]
         rows = len(columns[self.fields[0][0]]) if values else 0
+        if self.compression is not None:
+            values = self._compressed(values)
         buffers, offset = [], 0
         for v in values:  # validity (none: all valid), then the values padded to 8 bytes
+            n = _nbytes(v)
             buffers.append(BUFFER.pack(offset, 0))
-            buffers.append(BUFFER.pack(offset, v.nbytes))
-            offset += v.nbytes + (-v.nbytes % 8)
+            buffers.append(BUFFER.pack(offset, n))
+            offset += n + (-n % 8)
+        compression = _Table.of(BODY_COMPRESSION, codec=("b", CODEC_ZSTD)) if self.compression else None
         header = _Table.of(RECORD_BATCH, length=("q", rows),
                            nodes=_Vector([_Struct(FIELD_NODE.pack(rows, 0)) for _ in values], structs=True),
-                           buffers=_Vector([_Struct(b) for b in buffers], structs=True))
+                           buffers=_Vector([_Struct(b) for b in buffers], structs=True), compression=compression)
         message = _message(HEADER_RECORD_BATCH, header, offset, custom_metadata)
         start = self.pos
         self._write(message)
         for v in values:
             self._write(v)
-            self._write(b"\0" * (-v.nbytes % 8))
+            self._write(b"\0" * (-_nbytes(v) % 8))
         self.blocks.append(BLOCK.pack(start, len(message), offset))
+
+    def _compressed(self, values: list[bytes | memoryview]) -> list[bytes | memoryview]:
+        """Each non-empty buffer as Arrow's IPC writer compresses it: its uncompressed length (int64),
+        then one zstd frame (an empty buffer stays empty)."""
+        from . import zstd
+
+        def one(v: bytes | memoryview) -> bytes | memoryview:
+            n = _nbytes(v)
+            return struct.pack("<q", n) + zstd.compress(v) if n else v
+
+        out: list[bytes | memoryview] = list(values)
+        if self.threads < 2 or sum(_nbytes(v) for v in values) <= 1 << 16:   # threads pay off for big batches
+            return [one(v) for v in values]
+        import threading   # (concurrent.futures would import logging: ~5 ms)
+
+        errors: list[BaseException] = []
+
+        def work(first: int) -> None:   # every threads-th buffer, from `first`
+            try:
+                for i in range(first, len(values), self.threads):
+                    out[i] = one(values[i])
+            except BaseException as e:   # raised on the calling thread below
+                errors.append(e)
+
+        workers = [threading.Thread(target=work, args=(t,)) for t in range(1, self.threads)]
+        for w in workers:
+            w.start()
+        work(0)
+        for w in workers:
+            w.join()
+        if errors:
+            raise errors[0]
+        return out
 
     def close(self) -> None:
         self._write(END_OF_STREAM)

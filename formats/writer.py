@@ -44,6 +44,18 @@ BATCH_ROWS = 1 << 18
 ZSTD_LEVEL = 3
 
 
+def plain_engine_for(compression: str | None) -> bool:
+    """LogWriter's plain engine can write logs of this compression: uncompressed always, zstd where
+    libzstd loads (formats/zstd.py)."""
+    if compression is None:
+        return True
+    if compression != "zstd":
+        return False
+    from . import zstd
+
+    return zstd.available()
+
+
 def log_metadata(strings: Sequence[str], locations: Sequence[Location], run: Mapping[str, Any]) -> dict[bytes, bytes]:
     locs = [[str(f), int(line), int(col), str(fn)] for f, line, col, fn in locations]
     meta = {
@@ -103,8 +115,10 @@ class LogWriter:
     formats/safe_write.py) and renames it on close, so a reader never sees half a file under the
     final name and nothing planted at a predictable name is written through.
 
-    ``engine="plain"`` (uncompressed only) writes the file without pyarrow (formats/ipc_file.py): what
-    `trace record` uses for small runs, where importing pyarrow would cost more than the writing.
+    ``engine="plain"`` writes the file without pyarrow (formats/ipc_file.py): what `trace record` uses,
+    where importing pyarrow would cost more than the writing; uncompressed, or zstd-compressed as
+    pyarrow would through the system's libzstd (formats/zstd.py; ``plain_engine_for`` says whether it
+    can).
     """
 
     def __init__(
@@ -127,9 +141,9 @@ class LogWriter:
         self._expected = stats.rows if stats is not None else None
         meta = log_metadata(strings, locations, run)
         if engine == "plain":
-            if compression is not None:
-                raise ValueError("the plain engine writes uncompressed logs only")
-            self._open_plain(meta)
+            if not plain_engine_for(compression):
+                raise ValueError(f"the plain engine cannot write {compression!r} compression here")
+            self._open_plain(meta, compression)
             return
         import pyarrow as pa
         from pyarrow import ipc
@@ -148,28 +162,34 @@ class LogWriter:
             discard(self._part)
             raise
 
-    def _open_plain(self, meta: dict[bytes, bytes]) -> None:
+    def _open_plain(self, meta: dict[bytes, bytes], compression: str | None) -> None:
         self._fd, self._part = create_temp(self.path)
         try:
             self._sink = fd_sink(self._fd)
-            self._writer = IpcFileWriter(self._sink, COLUMNS, meta)
+            self._writer = IpcFileWriter(self._sink, COLUMNS, meta, compression=compression)
         except BaseException:
             os.close(self._fd)
             discard(self._part)
             raise
 
-    def write_columns(self, columns: Mapping[str, Any]) -> None:
+    def write_columns(self, columns: Mapping[str, Any], stored_addr: Any = None, time_sorted: bool = False) -> None:
         """Append rows: columns of any array type (completed and cast by complete_columns), or, with the
-        plain engine, every column as an array.array of its type (written as they are, without numpy)."""
+        plain engine, every column as an array.array of its type (written as they are, without numpy).
+        ``stored_addr``: addr_delta.encode(columns["addr"]) when the caller has it (finalize_small computes
+        it in C); only for rows that fit in one batch. ``time_sorted``: the caller knows `time_ns` ascends
+        (a log's rows are in time order; the batch's time span is then read off its ends)."""
         plain = isinstance(self._writer, IpcFileWriter) and all(isinstance(columns.get(c), array) for c in COLUMN_NAMES)
         cols = dict(columns) if plain else complete_columns(columns)
         n = len(cols["kind"])
+        if stored_addr is not None and (n > BATCH_ROWS or len(stored_addr) != n):
+            raise ValueError("stored_addr is for one batch of the columns' length")
         for start in range(0, n, BATCH_ROWS):
-            part = {k: v[start:start + BATCH_ROWS] for k, v in cols.items()}
+            part = {k: v[start:start + BATCH_ROWS] for k, v in cols.items()} if n > BATCH_ROWS else cols
             # checksums of the values readers see; which columns hold one value, when compressed
-            meta = batch_metadata(part, COLUMN_NAMES, constant=self.compressed)
+            meta = batch_metadata(part, COLUMN_NAMES, constant=self.compressed, time_sorted=time_sorted)
             if FORMAT_VERSION >= DELTA_ADDR_VERSION:
-                part["addr"] = addr_delta.encode(part["addr"])
+                part = dict(part)
+                part["addr"] = addr_delta.encode(part["addr"]) if stored_addr is None else stored_addr
             batch = part if isinstance(self._writer, IpcFileWriter) else batch_from_columns(part, self.schema)
             self._writer.write_batch(batch, custom_metadata=meta)
         self.rows += n

@@ -22,7 +22,7 @@ from quiver.formats import COLUMN_NAMES, EventKind, LogWriter
 from quiver.formats.schema import COLUMN_DTYPES
 from quiver.formats.sets import sorted_unique
 from quiver.formats.stats import LogStats
-from quiver.formats.writer import BATCH_ROWS
+from quiver.formats.writer import BATCH_ROWS, plain_engine_for
 from quiver.tracer.finalize_control import (
     Interner,
     locations,
@@ -164,7 +164,7 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     modules = dedup_modules([m for rr in raws for m in rr.modules], renames)
     n = start
     importer = None
-    if n > PLAIN_MAX_ROWS:  # the writer will need pyarrow: import it while the passes below run
+    if n > PLAIN_MAX_ROWS and not plain_engine_for("zstd"):  # the writer will need pyarrow: import it while the passes below run
         importer = threading.Thread(target=_import_pyarrow, name="quiver-pyarrow-import")
         importer.start()
     kern = kernels(n)
@@ -212,11 +212,12 @@ def finalize(raw_dir: Path, out: Path, run: dict[str, Any] | None = None, t0: in
     stats.merge(raw)
     # one thread writes batch k (Arrow compresses its columns on its own threads) while this one fills
     # batch k+1
-    plain = n + n_objects <= PLAIN_MAX_ROWS
+    plain = n + n_objects <= PLAIN_MAX_ROWS   # uncompressed
+    compression = None if plain else "zstd"
     if importer is not None:
         importer.join()     # usually done by now: the passes above overlap it
     with LogWriter(out, strings=strings.strings, locations=locs.table, run=meta, stats=stats,
-                   compression=None if plain else "zstd", engine="plain" if plain else "pyarrow") as w, \
+                   compression=compression, engine="plain" if plain_engine_for(compression) else "pyarrow") as w, \
             ThreadPoolExecutor(1) as writer:
         pending = objects  # object rows merge in by time (few: one per object)
         writing: Future | None = None

@@ -52,6 +52,20 @@ def library() -> ctypes.CDLL | None:
     lib.qv_fin_group.restype = None
     lib.qv_fin_fill.argtypes = [p, p, p, i64, i64, i64, i64, p, p, p, p, p, i64]
     lib.qv_fin_fill.restype = None
+    lib.qv_fin_fill_cols.argtypes = [p, p, p, i64, i64, i64, i64, p, p, p, p, p]
+    lib.qv_fin_fill_cols.restype = None
     lib.qv_fin_window.argtypes = [p, i64, p, i64, i64, i64, p, p, i64]
     lib.qv_fin_window.restype = i64
+    lib.qv_fin_order.argtypes = [p, i64, p, p]
+    lib.qv_fin_order.restype = None
+    lib.qv_fin_times.argtypes = [p, i64, p]
+    lib.qv_fin_times.restype = None
+    lib.qv_fin_delta.argtypes = [p, i64, p]
+    lib.qv_fin_delta.restype = None
+    lib.qv_fin_fixes.argtypes = [p, p, p, p, p, p, i64, p, p, p, p]
+    lib.qv_fin_fixes.restype = i64
+    lib.qv_fin_select_kind_rank.argtypes = [p, p, i64, i64, i64, p]
+    lib.qv_fin_select_kind_rank.restype = i64
+    lib.qv_fin_gather.argtypes = [p, i64, p, i64, p]
+    lib.qv_fin_gather.restype = None
     return lib

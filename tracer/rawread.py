@@ -8,6 +8,7 @@ finalize (tracer/finalize_small.py), into bytes: importing this module does not 
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import re
 import struct
@@ -111,11 +112,26 @@ def read_events(path: Path) -> tuple[Any, bool]:
 
 def read_event_bytes(path: Path) -> tuple[bytearray, bool]:
     """read_events as the file's whole records, in a (writable, so ctypes can point into it) bytearray."""
-    data = bytearray(path.read_bytes())
+    with open(path, "rb") as f:   # read into the bytearray: one copy of the file, not two
+        data = bytearray(os.fstat(f.fileno()).st_size)
+        got = f.readinto(data)
+    del data[got:]
     whole = len(data) // RAW_BYTES * RAW_BYTES
     cut = whole != len(data)
     del data[whole:]
     return data, cut
+
+
+def map_event_bytes(path: Path) -> tuple[mmap.mmap | bytearray, bool]:
+    """read_event_bytes without reading: the file's whole records mapped copy-on-write (writable, so
+    ctypes can point into it; nothing is written back). The pages come from the page cache as they
+    are read, instead of a copy of the file into fresh memory (17 MB for 12,000 small kernels)."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        whole = size // RAW_BYTES * RAW_BYTES
+        if not whole:
+            return bytearray(), size != 0
+        return mmap.mmap(f.fileno(), whole, access=mmap.ACCESS_COPY), whole != size
 
 
 def read_strings(path: Path) -> list[str]:

@@ -218,7 +218,7 @@ def _prepare_finalize(exe: Path, raw: Path, ended: threading.Event) -> threading
     """While the program runs rather than after it: start the tools finalize runs on the executable
     (tracer/tools.py), import the finalize of small runs (finalize_small: no numpy), and, in a thread,
     the finalize of big ones (numpy: ~0.1-0.2 s of CPU; pyarrow only when the log is big) once the raw
-    directory holds more records than a small run's log may have. The caller joins the thread (it
+    directory holds more records than finalize_small takes (small_max_rows: one record batch). The caller joins the thread (it
     ends with the program) before finalizing.
 
     numpy's OpenBLAS starts a thread per core at import (~0.05 s of CPU, more on a busy machine) and
@@ -226,12 +226,14 @@ def _prepare_finalize(exe: Path, raw: Path, ended: threading.Event) -> threading
     fixed when it started)."""
     tools.prestart(exe, objects=calls_offload_runtime(exe))
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    from quiver.tracer.finalize_small import PLAIN_MAX_ROWS
+    from quiver.tracer.finalize_small import small_max_rows
     from quiver.tracer.rawread import RAW_BYTES, raw_event_bytes
+
+    most = small_max_rows()
 
     def import_numpy_path() -> None:
         while not ended.wait(POLL_S):
-            if raw_event_bytes(raw) > PLAIN_MAX_ROWS * RAW_BYTES:
+            if raw_event_bytes(raw) > most * RAW_BYTES:
                 import quiver.tracer.finalize  # noqa: F401
                 return
 

@@ -86,6 +86,95 @@ def test_a_damaged_value_in_a_plain_log_is_caught(tmp_path):
         read_log(path).batch(0)
 
 
-def test_plain_engine_is_uncompressed_only(tmp_path):
+def test_plain_engine_compresses_with_zstd_only(tmp_path):
     with pytest.raises(ValueError):
-        LogWriter(tmp_path / "x.arrow", engine="plain")
+        LogWriter(tmp_path / "x.arrow", engine="plain", compression="lz4")
+    with pytest.raises(ValueError):
+        IpcFileWriter(io.BytesIO(), COLUMNS, {}, compression="lz4")
+
+
+def _zstd_file_pair(sizes: tuple[int, ...], threads: int = 2) -> tuple[bytes, bytes]:
+    """The same batches written zstd-compressed by the plain writer and by pyarrow (level 3 both)."""
+    meta = {b"quiver.format": b"quiver-events"}
+    batches = _batches(sizes)
+    for i, (cols, _) in enumerate(batches):   # some columns repetitive, as a log's are
+        if len(cols["kind"]):
+            cols["kind"][:] = 50
+            cols["size"][:] = np.arange(len(cols["size"])) % 3 * 8
+            cols["rank"][:] = i
+    plain = io.BytesIO()
+    w = IpcFileWriter(plain, COLUMNS, meta, compression="zstd", threads=threads)
+    for cols, m in batches:
+        w.write_batch(cols, m)
+    w.close()
+    schema = arrow_schema(meta)
+    ref = io.BytesIO()
+    options = ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=3))
+    with ipc.new_file(ref, schema, options=options) as rw:
+        for cols, m in batches:
+            rw.write_batch(pa.RecordBatch.from_arrays([pa.array(cols[n]) for n in COLUMN_NAMES], schema=schema),
+                           custom_metadata=m)
+    return plain.getvalue(), ref.getvalue()
+
+
+@pytest.mark.parametrize(("sizes", "threads"), [((5, 0, 13), 1), ((0,), 2), ((1, 7, 64, 3), 2), ((20000, 3), 2),
+                                                 ((20000,), 1)])
+def test_zstd_plain_writer_reads_like_pyarrows_compressed_file(sizes, threads):
+    """Compressed without pyarrow (formats/zstd.py): pyarrow reads the same batches, and each batch's body
+    (every buffer's uncompressed length, then its zstd frame) is the one pyarrow writes."""
+    plain, ref = _zstd_file_pair(sizes, threads)
+    got, want = ipc.open_file(pa.BufferReader(plain)), ipc.open_file(pa.BufferReader(ref))
+    assert got.num_record_batches == want.num_record_batches == len(sizes)
+    for i in range(len(sizes)):
+        g, w2 = got.get_batch_with_custom_metadata(i), want.get_batch_with_custom_metadata(i)
+        g.batch.validate(full=True)
+        assert g.batch.equals(w2.batch) and g.custom_metadata == w2.custom_metadata
+    bodies = [[m.body.to_pybytes() for m in ipc.MessageReader.open_stream(pa.BufferReader(f[8:]))
+               if m.type == "record batch"] for f in (plain, ref)]
+    assert bodies[0] == bodies[1]
+    if sum(sizes) >= 20000:   # compressed: the repetitive columns (kind, size, rank: 14 bytes a row) shrink
+        uncompressed = io.BytesIO()
+        w = IpcFileWriter(uncompressed, COLUMNS, {b"quiver.format": b"quiver-events"})
+        for cols, m in _batches(sizes):
+            w.write_batch(cols, m)
+        w.close()
+        assert len(plain) < len(uncompressed.getvalue()) - 10 * sum(sizes)
+    assert ipc.open_stream(pa.BufferReader(plain[8:])).read_all().equals(want.read_all())
+
+
+def test_log_writer_plain_zstd_reads_like_pyarrow(tmp_path):
+    """LogWriter's plain engine with zstd: the log read_log gives (checksums verified, the constant-column
+    hint of compressed batches used) is the pyarrow engine's; and it is not the plain subset
+    formats/ipc_read.py reads (that one refuses compressed batches: pyarrow reads it)."""
+    from quiver.formats.integrity import META_CONSTANT
+    from quiver.formats.ipc_read import PlainIpcFile, Unsupported
+
+    cols = _columns(3000)
+    logs = {}
+    for engine in ("plain", "pyarrow"):
+        with LogWriter(tmp_path / f"{engine}.arrow", strings=["a"], run={"program": "x"}, compression="zstd",
+                       engine=engine) as w:
+            w.write_columns({c: v[:1000] for c, v in cols.items()})
+            w.write_columns({c: v[1000:] for c, v in cols.items()})
+        logs[engine] = read_log(tmp_path / f"{engine}.arrow")
+    a, b = logs["plain"], logs["pyarrow"]
+    assert a.num_batches == b.num_batches == 2 and a.run == b.run
+    for name in COLUMN_NAMES:
+        assert np.array_equal(a.col(name), b.col(name)), name
+    metas = [ipc.open_file(pa.memory_map(str(tmp_path / f"{e}.arrow"))).get_batch_with_custom_metadata(0).custom_metadata
+             for e in ("plain", "pyarrow")]
+    assert metas[0] == metas[1] and META_CONSTANT in metas[0]
+    with pytest.raises(Unsupported):
+        PlainIpcFile(np.frombuffer((tmp_path / "plain.arrow").read_bytes(), np.uint8))
+
+
+def test_stored_addr_is_what_the_writer_would_store(tmp_path):
+    cols = _columns(500)
+    stored = addr_delta.encode(cols["addr"])
+    paths = [tmp_path / "given.arrow", tmp_path / "computed.arrow"]
+    for path, given in zip(paths, (stored, None), strict=True):
+        with LogWriter(path, compression="zstd", engine="plain") as w:
+            w.write_columns(cols, stored_addr=given)
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    with LogWriter(tmp_path / "bad.arrow", compression=None, engine="plain") as w, pytest.raises(ValueError):
+        w.write_columns(cols, stored_addr=stored[:10])

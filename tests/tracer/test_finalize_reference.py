@@ -168,22 +168,27 @@ def _same_log(a: Path, b: Path, same_run: bool = True) -> None:
     assert la.run == lb.run or not same_run
 
 
-def _finalize_both_ways(raw: Path, tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
-    """The raw directory finalized by the plain writer (no pyarrow) and by pyarrow with zstd."""
+def _finalize_both_ways(raw: Path, tmp_path: Path, monkeypatch) -> tuple[Path, Path, Path]:
+    """The raw directory finalized by the plain writer (no pyarrow) uncompressed and zstd-compressed
+    (formats/zstd.py), and by pyarrow with zstd."""
     from quiver.formats import ipc_file
 
     written = []
     plain_batch = ipc_file.IpcFileWriter.write_batch
     monkeypatch.setattr(ipc_file.IpcFileWriter, "write_batch",
-                        lambda self, *a, **k: written.append(1) or plain_batch(self, *a, **k))
+                        lambda self, *a, **k: written.append(self.compression) or plain_batch(self, *a, **k))
     monkeypatch.setattr(finalize_mod, "PLAIN_MAX_ROWS", 1 << 30)
     plain = finalize_mod.finalize(raw, tmp_path / "plain.arrow") and tmp_path / "plain.arrow"
-    assert written, "the plain writer was not used"
+    assert written and set(written) == {None}, "the plain writer was not used"
     monkeypatch.setattr(finalize_mod, "PLAIN_MAX_ROWS", 0)
     written.clear()
+    plain_zstd = finalize_mod.finalize(raw, tmp_path / "plain-zstd.arrow") and tmp_path / "plain-zstd.arrow"
+    assert written and set(written) == {"zstd"}, "the plain writer did not compress"
+    written.clear()
+    monkeypatch.setattr(finalize_mod, "plain_engine_for", lambda compression: compression is None)  # no libzstd
     arrow = finalize_mod.finalize(raw, tmp_path / "zstd.arrow") and tmp_path / "zstd.arrow"
     assert not written, "the pyarrow writer was not used"
-    return plain, arrow
+    return plain, plain_zstd, arrow
 
 
 def test_plain_and_pyarrow_writers_give_the_same_log(record_c, tmp_path, monkeypatch):
@@ -191,9 +196,24 @@ def test_plain_and_pyarrow_writers_give_the_same_log(record_c, tmp_path, monkeyp
     zstd log pyarrow writes from the same raw records, checksums included (read_log verifies them)."""
     run = record_c("omp/finalize_mix.c", env={"QUIVER_KEEP_RAW": "1"})
     assert run.returncode == 0, run.stderr
-    plain, arrow = _finalize_both_ways(Path(str(run.log) + ".raw"), tmp_path, monkeypatch)
+    plain, plain_zstd, arrow = _finalize_both_ways(Path(str(run.log) + ".raw"), tmp_path, monkeypatch)
     _same_log(plain, arrow)
+    _same_log(plain_zstd, arrow)
+    _same_batches(plain_zstd, arrow)
     _same_log(run.log, arrow, same_run=False)   # `trace record` itself took the plain path for this small run
+
+
+def _same_batches(a: Path, b: Path) -> None:
+    """The record batches of both files as pyarrow reads them, with their custom metadata (checksums,
+    summary, the constant-column hint of compressed batches)."""
+    import pyarrow as pa
+    from pyarrow import ipc
+
+    fa, fb = ipc.open_file(pa.memory_map(str(a))), ipc.open_file(pa.memory_map(str(b)))
+    assert fa.num_record_batches == fb.num_record_batches > 0
+    for i in range(fa.num_record_batches):
+        x, y = fa.get_batch_with_custom_metadata(i), fb.get_batch_with_custom_metadata(i)
+        assert x.batch.equals(y.batch) and x.custom_metadata == y.custom_metadata
 
 
 @pytest.mark.skipif(shutil.which("mpiexec.mpich") is None, reason="mpich is not installed")
@@ -206,8 +226,9 @@ def test_plain_and_pyarrow_writers_agree_on_two_ranks(trace_cli_run, tmp_path, m
                          capture_output=True, text=True, check=False, cwd=tmp_path,
                          env={**os.environ, "QUIVER_KEEP_RAW": "1"})
     assert log.exists(), rec.stderr
-    plain, arrow = _finalize_both_ways(Path(str(log) + ".raw"), tmp_path, monkeypatch)
+    plain, plain_zstd, arrow = _finalize_both_ways(Path(str(log) + ".raw"), tmp_path, monkeypatch)
     _same_log(plain, arrow)
+    _same_log(plain_zstd, arrow)
     assert set(read_log(plain).col("rank").tolist()) == {0, 1}
 
 

@@ -82,8 +82,22 @@ def test_small_finalize_of_two_mpi_ranks(tmp_path):
 def test_big_runs_go_to_the_numpy_path(record_c, tmp_path, monkeypatch):
     run = record_c("omp/finalize_mix.c", env=KEEP)
     monkeypatch.setattr(small_mod, "PLAIN_MAX_ROWS", 10)
+    monkeypatch.setattr(small_mod, "SMALL_MAX_ROWS", 10)
     assert finalize_small(Path(str(run.log) + ".raw"), tmp_path / "x.arrow") is None
     assert not (tmp_path / "x.arrow").exists()
+
+
+def test_without_libzstd_only_uncompressed_logs_go_to_the_small_path(record_c, tmp_path, monkeypatch):
+    """Above PLAIN_MAX_ROWS the log is compressed: without libzstd only pyarrow can, so finalize.py does it."""
+    run = record_c("omp/finalize_mix.c", env=KEEP)
+    raw = Path(str(run.log) + ".raw")
+    monkeypatch.setattr(small_mod, "PLAIN_MAX_ROWS", 10)
+    monkeypatch.setattr(small_mod, "plain_engine_for", lambda compression: compression is None)
+    assert small_mod.small_max_rows() == 10
+    assert finalize_small(raw, tmp_path / "x.arrow") is None
+    monkeypatch.setattr(small_mod, "plain_engine_for", lambda compression: True)
+    assert small_mod.small_max_rows() == small_mod.SMALL_MAX_ROWS
+    assert finalize_small(raw, tmp_path / "x.arrow") is not None
 
 
 def test_recording_a_small_program_imports_no_numpy(omp_build, tmp_path):
@@ -100,10 +114,12 @@ def test_recording_a_small_program_imports_no_numpy(omp_build, tmp_path):
     assert read_log(out).run["events"] > 0
 
 
-@pytest.mark.parametrize("records", [100, (1 << 14) + 1])
+@pytest.mark.parametrize("records", [100, (1 << 14) + 1, small_mod.SMALL_MAX_ROWS + 1])
 def test_numpy_path_is_imported_while_the_program_runs_only_for_a_big_raw_directory(tmp_path, records):
     """record._prepare_finalize's thread imports finalize's numpy path once the raw directory holds more
-    records than a small log may have (a big run then does not pay the import after it ends)."""
+    records than finalize_small takes (a big run then does not pay the import after it ends); a run of
+    many small kernels (up to one record batch) never imports it (its import competed with the program
+    for the cores)."""
     raw = tmp_path / "run.arrow.raw"
     raw.mkdir()
     (raw / "r0.t0.ev").write_bytes(bytes(96 * records))
@@ -113,4 +129,4 @@ def test_numpy_path_is_imported_while_the_program_runs_only_for_a_big_raw_direct
             "time.sleep(0.5); ended.set(); t.join(); r.tools.stop_all()\n"
             "print('numpy' in sys.modules)\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert run.stdout.strip() == str(records > 1 << 14), run.stderr
+    assert run.stdout.strip() == str(records > small_mod.small_max_rows()), run.stderr

@@ -12,6 +12,7 @@
  * A raw record is 12 int64 words (rawread.RAW_DTYPE): time, addr, addr2, size, id, id2, aux, aux2,
  * pc, loc_str | op << 32, name | device << 32, thread | kind << 32 | flags << 48. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define RAW_WORDS 12
@@ -171,10 +172,11 @@ typedef struct {
   int64_t n_fix;
 } qv_fin_maps;
 
-/* finalize_kernels.fill_rows: out64 is 8 x batch, out32 7 x batch (row-major, `batch` columns) */
-void qv_fin_fill(const int64_t *words, const int64_t *rows, const int64_t *out_pos, int64_t n, int64_t start,
-                 int64_t rank, int64_t t0, const qv_fin_maps *m, const qv_fin_consts *k, int64_t *out64,
-                 int32_t *out32, int16_t *out16, int64_t batch) {
+/* finalize_kernels.fill_rows into separate columns: c64[0..8) (time_ns, addr, addr2, size, id, id2, aux,
+ * aux2), c32[0..7) (rank, thread, device, loc, op, name, src), c16 (kind) */
+void qv_fin_fill_cols(const int64_t *words, const int64_t *rows, const int64_t *out_pos, int64_t n, int64_t start,
+                      int64_t rank, int64_t t0, const qv_fin_maps *m, const qv_fin_consts *k, int64_t *const *c64,
+                      int32_t *const *c32, int16_t *c16) {
   int64_t n_strings = m->n_table - 1;
   uint64_t seen_pc[PC_CACHE];
   int64_t seen_loc[PC_CACHE];
@@ -219,23 +221,34 @@ void qv_fin_fill(const int64_t *words, const int64_t *rows, const int64_t *out_p
       if (j < m->n_fix && m->fix_pos[j] == g) op = m->fix_op[j];
     }
     int64_t t = row[W_TIME] - t0;
-    out64[0 * batch + o] = t > 0 ? t : 0;
-    out64[1 * batch + o] = row[W_ADDR];
-    out64[2 * batch + o] = row[W_ADDR2];
-    out64[3 * batch + o] = row[W_SIZE];
-    out64[4 * batch + o] = row[W_ID];
-    out64[5 * batch + o] = id2;
-    out64[6 * batch + o] = aux;
-    out64[7 * batch + o] = aux2;
-    out32[0 * batch + o] = (int32_t)rank;
-    out32[1 * batch + o] = (int32_t)lo32(w11);
-    out32[2 * batch + o] = (int32_t)(w10 >> 32);
-    out32[3 * batch + o] = (int32_t)loc;
-    out32[4 * batch + o] = (int32_t)op;
-    out32[5 * batch + o] = (int32_t)name;
-    out32[6 * batch + o] = (int32_t)src;
-    out16[o] = (int16_t)kind;
+    c64[0][o] = t > 0 ? t : 0;
+    c64[1][o] = row[W_ADDR];
+    c64[2][o] = row[W_ADDR2];
+    c64[3][o] = row[W_SIZE];
+    c64[4][o] = row[W_ID];
+    c64[5][o] = id2;
+    c64[6][o] = aux;
+    c64[7][o] = aux2;
+    c32[0][o] = (int32_t)rank;
+    c32[1][o] = (int32_t)lo32(w11);
+    c32[2][o] = (int32_t)(w10 >> 32);
+    c32[3][o] = (int32_t)loc;
+    c32[4][o] = (int32_t)op;
+    c32[5][o] = (int32_t)name;
+    c32[6][o] = (int32_t)src;
+    c16[o] = (int16_t)kind;
   }
+}
+
+/* finalize_kernels.fill_rows: out64 is 8 x batch, out32 7 x batch (row-major, `batch` columns) */
+void qv_fin_fill(const int64_t *words, const int64_t *rows, const int64_t *out_pos, int64_t n, int64_t start,
+                 int64_t rank, int64_t t0, const qv_fin_maps *m, const qv_fin_consts *k, int64_t *out64,
+                 int32_t *out32, int16_t *out16, int64_t batch) {
+  int64_t *c64[8];
+  int32_t *c32[7];
+  for (int j = 0; j < 8; j++) c64[j] = out64 + j * batch;
+  for (int j = 0; j < 7; j++) c32[j] = out32 + j * batch;
+  qv_fin_fill_cols(words, rows, out_pos, n, start, rank, t0, m, k, c64, c32, out16);
 }
 
 /* finalize_kernels.read_window; io: [0] cursor, [1] clock (in and out); returns the rows written */
@@ -255,4 +268,113 @@ int64_t qv_fin_window(const int64_t *words, int64_t n, int64_t *io, int64_t late
   io[0] = cursor;
   io[1] = clock;
   return k;
+}
+
+/* The log order of a run that fits in one batch (tracer/finalize_small.py): the global rows sorted by
+ * raw time, rows of equal time in global row order (the order finalize_order.log_order merges them in).
+ * times[g] is row g's raw time; order gets the n global rows, tmp has room for n. A merge sort that
+ * keeps already ordered halves as they are: a thread file is almost in time order, so most merges are
+ * skipped and the rest are short. */
+static void order_merge(const int64_t *times, int64_t *a, int64_t *tmp, int64_t lo, int64_t hi) {
+  if (hi - lo < 2) return;
+  int64_t mid = lo + (hi - lo) / 2;
+  order_merge(times, a, tmp, lo, mid);
+  order_merge(times, a, tmp, mid, hi);
+  if (times[a[mid - 1]] <= times[a[mid]]) return; /* in order: equal times keep the left (lower) rows first */
+  int64_t i = lo, j = mid, k = lo;
+  while (i < mid && j < hi) tmp[k++] = times[a[j]] < times[a[i]] ? a[j++] : a[i++];
+  while (i < mid) tmp[k++] = a[i++];
+  while (j < hi) tmp[k++] = a[j++];
+  memcpy(a + lo, tmp + lo, (size_t)(hi - lo) * sizeof *a);
+}
+
+void qv_fin_order(const int64_t *times, int64_t n, int64_t *order, int64_t *tmp) {
+  for (int64_t g = 0; g < n; g++) order[g] = g;
+  order_merge(times, order, tmp, 0, n);
+}
+
+/* The raw times of a thread file's n records, into out (contiguous) */
+void qv_fin_times(const int64_t *words, int64_t n, int64_t *out) {
+  for (int64_t i = 0; i < n; i++) out[i] = words[i * RAW_WORDS + W_TIME];
+}
+
+/* formats/addr_delta.encode: out[0] = in[0], out[i] = in[i] - in[i-1] (wrapping) */
+void qv_fin_delta(const uint64_t *in, int64_t n, uint64_t *out) {
+  uint64_t prev = 0;
+  for (int64_t i = 0; i < n; i++) {
+    out[i] = in[i] - prev;
+    prev = in[i];
+  }
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static int has_key(const int64_t *keys, int64_t n, int64_t key) {
+  int64_t j = lower_bound_i64(keys, n, key);
+  return j < n && keys[j] == key;
+}
+
+/* finalize_control.construct_fixes over control columns (n rows, in global row order): the rows (row[i])
+ * whose op becomes TARGET_DATA (a `target enter data` that opens a `target data` region: its id is the
+ * aux2 of a TARGET_DATA_END construct begin of the rank) or TARGET_DATA_END (a `target exit data` that
+ * closes one: its id is the id of such a row). ck: CONSTRUCT_BEGIN, CONSTRUCT_END kinds, then the
+ * ConstructKind values TARGET_DATA, TARGET_ENTER_DATA, TARGET_EXIT_DATA, TARGET_DATA_END. scratch has
+ * room for 2 n keys; out_pos / out_op for n fixes, ascending by position. Returns the fixes. */
+int64_t qv_fin_fixes(const int16_t *kind, const int32_t *op, const int64_t *id, const int64_t *aux2,
+                     const int32_t *rank, const int64_t *row, int64_t n, const int64_t *ck, int64_t *scratch,
+                     int64_t *out_pos, int64_t *out_op) {
+  int64_t begin = ck[0], end = ck[1], t_data = ck[2], t_enter = ck[3], t_exit = ck[4], t_end = ck[5];
+  int64_t *opened = scratch, *closed = scratch + n, n_ends = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (kind[i] == begin && op[i] == t_end) {
+      opened[n_ends] = ((int64_t)rank[i] << 40) | aux2[i];
+      closed[n_ends] = ((int64_t)rank[i] << 40) | id[i];
+      n_ends++;
+    }
+  if (!n_ends) return 0;
+  qsort(opened, (size_t)n_ends, sizeof *opened, cmp_i64);
+  qsort(closed, (size_t)n_ends, sizeof *closed, cmp_i64);
+  int64_t m = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (kind[i] != begin && kind[i] != end) continue;
+    int64_t key = ((int64_t)rank[i] << 40) | id[i];
+    if (op[i] == t_enter && has_key(opened, n_ends, key)) {
+      out_pos[m] = row[i];
+      out_op[m++] = t_data;
+    } else if (op[i] == t_exit && has_key(closed, n_ends, key)) {
+      out_pos[m] = row[i];
+      out_op[m++] = t_end;
+    }
+  }
+  for (int64_t i = 1; i < m; i++) /* rows come in global order: this only guards it */
+    for (int64_t j = i; j > 0 && out_pos[j - 1] > out_pos[j]; j--) {
+      int64_t p = out_pos[j], o = out_op[j];
+      out_pos[j] = out_pos[j - 1];
+      out_op[j] = out_op[j - 1];
+      out_pos[j - 1] = p;
+      out_op[j - 1] = o;
+    }
+  return m;
+}
+
+/* The positions i in [0, n) with kind[i] == want and rank[i] == r, into out; returns how many */
+int64_t qv_fin_select_kind_rank(const int16_t *kind, const int32_t *rank, int64_t n, int64_t want, int64_t r,
+                                int64_t *out) {
+  int64_t m = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (kind[i] == want && rank[i] == r) out[m++] = i;
+  return m;
+}
+
+/* out[j] = src[idx[j]] for elements of `width` bytes (2, 4 or 8) */
+void qv_fin_gather(const void *src, int64_t width, const int64_t *idx, int64_t n, void *out) {
+  if (width == 8)
+    for (int64_t j = 0; j < n; j++) ((int64_t *)out)[j] = ((const int64_t *)src)[idx[j]];
+  else if (width == 4)
+    for (int64_t j = 0; j < n; j++) ((int32_t *)out)[j] = ((const int32_t *)src)[idx[j]];
+  else
+    for (int64_t j = 0; j < n; j++) ((int16_t *)out)[j] = ((const int16_t *)src)[idx[j]];
 }

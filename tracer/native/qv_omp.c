@@ -343,6 +343,15 @@ static void on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t endpoint, in
 static int in_any_devmap(uintptr_t dev) {
   int found = 0;
   pthread_mutex_lock(&g_devmap_mu);
+  /* the usual case first: a transfer of a whole mapped section starts at its device copy, the key of
+   * its entry (one probe chain instead of a scan of all QV_DEVMAP slots at every transfer: a program
+   * of many small kernels with map clauses transfers several times per kernel) */
+  size_t h = (dev >> 4) % QV_DEVMAP;
+  for (size_t i = 0; i < QV_DEVMAP && g_devmap[h].dev; i++, h = (h + 1) % QV_DEVMAP)
+    if (g_devmap[h].dev == dev) {
+      found = g_devmap[h].size > 0;
+      break;
+    }
   for (size_t i = 0; i < QV_DEVMAP && !found; i++)
     if (g_devmap[i].dev && g_devmap[i].dev != QV_TOMB && g_devmap[i].dev <= dev &&
         dev < g_devmap[i].dev + g_devmap[i].size)
