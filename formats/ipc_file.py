@@ -259,7 +259,7 @@ class IpcFileWriter:
         out: list[bytes | memoryview] = list(values)
         if self.threads < 2 or sum(_nbytes(v) for v in values) <= 1 << 16:   # threads pay off for big batches
             return [one(v) for v in values]
-        import threading   # (concurrent.futures would import logging: ~5 ms)
+        import threading  # (concurrent.futures would import logging: ~5 ms)
 
         errors: list[BaseException] = []
 
@@ -267,7 +267,7 @@ class IpcFileWriter:
             try:
                 for i in range(first, len(values), self.threads):
                     out[i] = one(values[i])
-            except BaseException as e:   # raised on the calling thread below
+            except BaseException as e:  # noqa: BLE001 -- re-raised on the calling thread below
                 errors.append(e)
 
         workers = [threading.Thread(target=work, args=(t,)) for t in range(1, self.threads)]

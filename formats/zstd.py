@@ -20,7 +20,7 @@ LEVEL = 3   # formats/writer.py ZSTD_LEVEL: the same level pyarrow is asked for
 
 def _names():
     yield "libzstd.so.1"
-    import ctypes.util   # imports tempfile (~2 ms): only when the usual name is missing
+    import ctypes.util  # imports tempfile (~2 ms): only when the usual name is missing
 
     yield ctypes.util.find_library("zstd")
 

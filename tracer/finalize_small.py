@@ -18,8 +18,8 @@ from __future__ import annotations
 import ctypes
 import mmap
 import threading
-from bisect import bisect_left
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,11 +40,10 @@ from quiver.tracer.finalize_control import (
 )
 from quiver.tracer.rawread import (
     RAW_BYTES,
-    RAW_WORDS,
     Module,
     RankRaw,
-    ranks_in,
     map_event_bytes,
+    ranks_in,
     raw_event_bytes,
     read_rank,
 )
