@@ -1542,8 +1542,8 @@ public:
             if (KS.second) Ok = disjoint(B, Ok, VL.first, VL.second, VS.first, VS.second);
     }
     // per-access accesses of bounded addresses the records stay hoisted beside (settle): no byte shared
-    for (auto &[LoA, HiA, AA_] : R)
-      if (auto It = BoundedBy.find(AA_); It != BoundedBy.end())
+    for (auto &[LoA, HiA, Hoisted] : R)
+      if (auto It = BoundedBy.find(Hoisted); It != BoundedBy.end())
         for (auto &[BL, HLo, HHi] : It->second)
           if (BL == L) Ok = disjoint(B, Ok, LoA, HiA, expand(HLo), expand(HHi));
     // collapsed loops: their planes are exact only when the run-time checks hold (else the loop's
