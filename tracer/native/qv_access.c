@@ -146,7 +146,8 @@ static inline void coal_unkept(uintptr_t a, uintptr_t n, int w, uintptr_t pc) { 
 
 /* A run's ACCESS rows: of the kernel's construct on the device side. */
 static void row_write(const qv_tls *t, int64_t t0, uintptr_t lo, uintptr_t size, uintptr_t stride, uint64_t blocks,
-                      uint64_t planes, uintptr_t pstride, int write, int width, uintptr_t pc, int dev, int64_t construct) {
+                      uint64_t planes, uintptr_t pstride, int write, int width, uintptr_t pc, int dev, int64_t construct,
+                      uint64_t mask) {
   (void)t;
   qv_event_t e = QV_EVENT_INIT;
   e.time_ns = t0;
@@ -167,6 +168,9 @@ static void row_write(const qv_tls *t, int64_t t0, uintptr_t lo, uintptr_t size,
     e.name = (int32_t)planes;
     e.id2 = (int64_t)pstride;
     e.flags |= QV_F_NAME_INT;
+  } else if (mask) { /* FORMAT.md: a masked run (version 6): the slots of the `blocks` whose bit is set */
+    e.op |= QV_A_MASKED;
+    e.id2 = (int64_t)mask;
   }
   qv_t.in_tool++;
   qv_emit(&e);
@@ -270,10 +274,10 @@ static int plane_clear(const qv_tls *t, const qv_plane_row *h, uintptr_t lo, int
 
 static void held_write(const qv_tls *t, qv_plane_row *h) {
   if (h->blocks == 1 && h->planes > 1) /* planes of one block: a strided run (version 2) */
-    row_write(t, h->t0, h->lo, h->bsize, h->pstride, h->planes, 1, 0, h->write, h->width, h->pc, h->dev, h->construct);
+    row_write(t, h->t0, h->lo, h->bsize, h->pstride, h->planes, 1, 0, h->write, h->width, h->pc, h->dev, h->construct, 0);
   else
     row_write(t, h->t0, h->lo, h->bsize, h->stride, h->blocks, h->planes, h->pstride, h->write, h->width, h->pc, h->dev,
-              h->construct);
+              h->construct, 0);
   h->planes = 0;
 }
 
@@ -413,7 +417,15 @@ static void coal_emit(const qv_run *r, uintptr_t lo, uintptr_t size, uintptr_t s
     }
     return;
   }
-  row_write(t, r->t0, lo, size, stride, blocks, 1, 0, r->write, r->width, r->pc, t->dev, t->construct);
+  row_write(t, r->t0, lo, size, stride, blocks, 1, 0, r->write, r->width, r->pc, t->dev, t->construct, 0);
+}
+
+/* A masked run: one row, written at once (no planes), remembered by its hull for the planes' order
+ * checks (plane_clear). Only the device side of a kernel makes them (QV_COAL_SHAPES). */
+static void coal_emit_mask(const qv_run *r, uintptr_t lo, uintptr_t width, uint64_t slots, uint64_t mask) {
+  qv_tls *t = &qv_t;
+  row_write(t, r->t0, lo, width, width, slots, 1, 0, r->write, r->width, r->pc, t->dev, t->construct, mask);
+  recent_put(&t->planes, r->write, lo, r->hi - lo, 0, 1, r->t0, r->t0);
 }
 
 /* Atomic accesses as synchronisation (pass/quiver_range.cpp): only the PMPI tracer records them

@@ -26,9 +26,12 @@
 /* A call site's cache, in the program's thread-local storage (pass/quiver_range.cpp makes one per
  * call site in a loop): an access of the site at `next` whose end is at most `lim` the program
  * records itself, without a call: next = end + step. step 0: it belongs to the run the site fed
- * last (contiguous); else to the next run of a chain of family members (qv_coalesce.inc). */
+ * last (contiguous); else to the next run of a chain of family members (qv_coalesce.inc).
+ * A QV_DESC_MAYBE site (a conditional access) instead takes an access at most `step` bytes past
+ * `next` whose offset from `base` is a whole number of accesses: bits |= 1 << (offset / width),
+ * next = end (step 0: contiguous; else the masked run the site fed last, bits its mask). */
 typedef struct qv_site {
-  uintptr_t next, lim, step;
+  uintptr_t next, lim, step, base, bits;
 } qv_site;
 
 typedef struct qv_run {
@@ -51,6 +54,8 @@ typedef struct qv_run {
                        accesses only when they are ranges too (a range call sits in a loop's
                        preheader, near code that is not that loop's body) */
   qv_site *site;    /* the call site that grows it without calls (NULL none) */
+  uint64_t mask;    /* 0, or a masked run (qv_coalesce.inc): slot i = [lo + i*width, + width) was
+                       accessed when bit i is set; hi is the end of the last such slot */
 } qv_run;
 
 /* One thread's coalescer (in the tracer's initial-exec TLS block). */

@@ -6,5 +6,7 @@
 #define QV_DESC_WIDTH 0xff    /* bytes of one access (1..16); 0: a range or a mixed block */
 #define QV_DESC_INDEXED 0x100 /* the address depends on a value the loop loaded (`p[col[k]]`) */
 #define QV_RANGE_OF 0x200     /* a range of accesses of that width (a hoisted loop) */
+#define QV_DESC_MAYBE 0x400   /* a single access its loop skips on some iterations (`if (c) v[i] = x`):
+                                 its runs may have gaps (masked runs, FORMAT.md version 6) */
 
 #endif

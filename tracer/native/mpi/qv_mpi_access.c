@@ -199,6 +199,20 @@ static void coal_emit(const qv_run *r, uintptr_t lo, uintptr_t size, uintptr_t s
   t_in_tool--;
 }
 
+/* Masked runs form only where QV_COAL_SHAPES holds (never here): written as their stretches. */
+static void coal_emit_mask(const qv_run *r, uintptr_t lo, uintptr_t width, uint64_t slots, uint64_t mask) {
+  for (uint64_t i = 0; i < slots;) {
+    if (!(mask >> i & 1)) {
+      i++;
+      continue;
+    }
+    uint64_t j = i;
+    while (j < slots && (mask >> j & 1)) j++;
+    coal_emit(r, lo + i * width, (j - i) * width, 0, 1);
+    i = j;
+  }
+}
+
 static void coal_atomic(void *p, size_t n, size_t desc, uintptr_t pc);
 
 #define QV_COAL_TLS() (&t_coal)

@@ -130,6 +130,8 @@ struct Access {
   SmallVector<std::pair<const SCEV *, const SCEV *>, kMaxDepth> Tile;
   int Level = -1;                   // chosen level, -1 = per access
   Value *Guard = nullptr;           // hoisted with a run-time check: per-access call when false
+  bool Maybe = false;               // skipped on some iterations of its innermost loop (a conditional
+                                    // store): its runs may have gaps (QV_DESC_MAYBE, masked runs)
   // Strided[k] (row bytes, stride, rows): Loops[k] may also be reported as one strided record of
   // its rows (each the interval over Loops[k-1], or one access at k = 0) whether or not they touch;
   // all null when the rows do not move by one step (stridedLevel)
@@ -969,7 +971,10 @@ public:
       if (!PH || !Latch || (L->getExitingBlock() != Latch && !Top)) return refused("not one exit at the latch");
       if (!plain(L)) return refused("a call or atomic in the loop");
       if (Top && Need == L->getHeader()) return refused("in the loop's test"); // runs once more than the body
-      if (!everyIteration(L, Need, K, Conds)) return refused("not on every iteration");
+      if (!everyIteration(L, Need, K, Conds)) {
+        A.Maybe |= K == 0;
+        return refused("not on every iteration");
+      }
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
       size_t Wrapped = CK.size(); // CK[Wrapped..]: counters of L that must not wrap (countWithoutWrap)
       if (isa<SCEVCouldNotCompute>(BTC)) BTC = countWithoutWrap(L, CK);
@@ -1778,7 +1783,7 @@ public:
   /// the run that took the access (desc: width | indexed << 8).
   void cachedCall(Instruction *At, Value *Guard, Value *P, Value *N, bool Store, unsigned Desc, const DebugLoc &Loc) {
     Module &M = *F.getParent();
-    StructType *SiteTy = StructType::get(IntPtr, IntPtr, IntPtr);
+    StructType *SiteTy = StructType::get(IntPtr, IntPtr, IntPtr, IntPtr, IntPtr); // qv_site
     auto *GV = new GlobalVariable(M, SiteTy, false, GlobalValue::InternalLinkage, Constant::getNullValue(SiteTy),
                                   "__quiver_site", nullptr, GlobalValue::GeneralDynamicTLSModel);
     if (Guard) {
@@ -1792,12 +1797,34 @@ public:
     Value *Next = B.CreateLoad(IntPtr, NextP, /*isVolatile=*/true);
     Value *Lim = B.CreateLoad(IntPtr, LimP, /*isVolatile=*/true);
     Value *A = B.CreatePtrToInt(P, IntPtr), *E = B.CreateAdd(A, N);
-    Value *Hit = B.CreateAnd(B.CreateICmpEQ(A, Next), B.CreateICmpULE(E, Lim));
+    Value *StepP = B.CreateStructGEP(SiteTy, C, 2);
+    bool Maybe = Desc & QV_DESC_MAYBE;
+    Value *Hit, *Off = nullptr, *BitsP = nullptr;
+    if (!Maybe) {
+      Hit = B.CreateAnd(B.CreateICmpEQ(A, Next), B.CreateICmpULE(E, Lim));
+    } else { // a conditional access: at most `step` bytes past next, a whole number of accesses from base
+      Value *Gap = B.CreateLoad(IntPtr, StepP, /*isVolatile=*/true);
+      Value *Base = B.CreateLoad(IntPtr, B.CreateStructGEP(SiteTy, C, 3), /*isVolatile=*/true);
+      Off = B.CreateSub(A, Base);
+      uint64_t Bytes = cast<ConstantInt>(N)->getZExtValue();
+      Value *Whole = B.CreateICmpEQ(B.CreateAnd(Off, ConstantInt::get(IntPtr, Bytes - 1)), ConstantInt::get(IntPtr, 0));
+      Hit = B.CreateAnd(B.CreateAnd(B.CreateICmpULE(B.CreateSub(A, Next), Gap), B.CreateICmpULE(E, Lim)), Whole);
+      BitsP = B.CreateStructGEP(SiteTy, C, 4);
+    }
     Instruction *ThenT, *ElseT;
     SplitBlockAndInsertIfThenElse(Hit, At, &ThenT, &ElseT);
     IRBuilder<> Then(ThenT);
-    Value *Step = Then.CreateLoad(IntPtr, Then.CreateStructGEP(SiteTy, C, 2), /*isVolatile=*/true);
-    Then.CreateStore(Then.CreateAdd(E, Step), NextP, /*isVolatile=*/true);
+    if (!Maybe) {
+      Value *Step = Then.CreateLoad(IntPtr, StepP, /*isVolatile=*/true);
+      Then.CreateStore(Then.CreateAdd(E, Step), NextP, /*isVolatile=*/true);
+    } else { // bits |= 1 << (offset / width) (mod 64: a contiguous run's bits are not read), next = end
+      uint64_t Bytes = cast<ConstantInt>(N)->getZExtValue();
+      Value *Slot = Then.CreateAnd(Then.CreateLShr(Off, ConstantInt::get(IntPtr, llvm::countr_zero(Bytes))),
+                                   ConstantInt::get(IntPtr, 63));
+      Value *Bits = Then.CreateLoad(IntPtr, BitsP, /*isVolatile=*/true);
+      Then.CreateStore(Then.CreateOr(Bits, Then.CreateShl(ConstantInt::get(IntPtr, 1), Slot)), BitsP, /*isVolatile=*/true);
+      Then.CreateStore(E, NextP, /*isVolatile=*/true);
+    }
     FunctionCallee CB = callback(M, Store ? Entry::range_store_c : Entry::range_load_c);
     checkedCall(ElseT, nullptr, CB, {P, N, ConstantInt::get(IntPtr, Desc), C}, P, N, Store, Loc);
   }
@@ -1954,6 +1981,8 @@ public:
 
   /// -O0: accesses whose range calls PromotedCopy emitted (guard: per access when it is false).
   std::map<Instruction *, Value *> Planned;
+  // -O0: the accesses the copy found skipped on some iterations (Access::Maybe), by original
+  std::set<Instruction *> Maybes;
   void adoptLoopRanges(Instrumenter &Other) {
     LoopRanges.insert(LoopRanges.end(), Other.LoopRanges.begin(), Other.LoopRanges.end());
     Other.LoopRanges.clear();
@@ -2031,7 +2060,8 @@ public:
       Value *P = getLoadStorePointerOperand(S.I);
       Value *N = ConstantInt::get(IntPtr, A.Bytes);
       if (S.InLoop && SiteCache) {
-        cachedCall(S.I, S.Guard, P, N, A.Store, A.Bytes | (indexed(A) ? QV_DESC_INDEXED : 0), S.I->getDebugLoc());
+        cachedCall(S.I, S.Guard, P, N, A.Store, A.Bytes | (indexed(A) ? QV_DESC_INDEXED : 0) | (A.Maybe || Maybes.count(A.I) ? QV_DESC_MAYBE : 0),
+                   S.I->getDebugLoc());
         continue;
       }
       std::string Name = std::string("__sanitizer_cov_") + (A.Store ? "store" : "load") + Sizes[A.Idx];
@@ -2589,6 +2619,8 @@ void hoistThroughCopy(Function &F, LoopInfo &LIF, DominatorTree &DTF, TargetLibr
   for (auto &[L, H] : Groups) IC.emitGroup(L, H, RLoad, RStore);
   for (Access &A : As)
     if (A.Level >= 0) IF.Planned[P.original(A.I)] = A.Guard;
+  for (Access &A : As)
+    if (A.Maybe) IF.Maybes.insert(P.original(A.I));
   IF.adoptLoopRanges(IC);
 }
 
