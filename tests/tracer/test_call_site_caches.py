@@ -71,3 +71,24 @@ def test_a_strided_walk_of_single_accesses_is_appended_by_the_program(omp_build,
 
     small, big = calls(100), calls(400)
     assert 0 < big - small <= 300 // 16 * 4  # one call per row (300) before
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
+def test_conditional_reads_and_a_sliding_pair_are_appended_by_the_program(omp_build, tmp_path, monkeypatch):
+    """tests/programs/nests/pair_reads.c: `if (keep[i]) q[i] -= 0.1 * (f[i + 1] - f[i])` with one
+    element in 9 skipped. The conditional loads and the store have masked call-site caches (the program
+    sets the element's bit itself, gaps and all), and the two reads of f are one 16-byte load per i that
+    rereads the 8 bytes the one before read last: its cache expects the next load 8 bytes before the
+    run's end. About one call per gap instead of one per element (before: 0.93 load calls and 0.15 store
+    calls per element)."""
+    exe = omp_build(NESTS / "pair_reads.c", opt="-O2")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    entries = ["__quiver_range_load_c", "__quiver_range_store_c"]
+
+    def calls(n: int) -> dict[str, int]:  # while recording (the caches are only filled then)
+        monkeypatch.setenv("QUIVER_RAW_DIR", str(tmp_path / f"raw{n}"))
+        return calls_under_gdb(exe, [str(n)], entries)
+
+    small, big = calls(400), calls(1600)
+    assert 0 < big["__quiver_range_load_c"] - small["__quiver_range_load_c"] <= 1200 * 35 // 100
+    assert 0 < big["__quiver_range_store_c"] - small["__quiver_range_store_c"] <= 1200 // 10

@@ -229,7 +229,7 @@ NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows",
                "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose",
                "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops", "tiled_and",
                "recurrence", "unsigned_cols", "after_scan", "redblack_odd", "planes_order", "rem_gather",
-               "rem_overlap", "aos_cells", "cond_store"]
+               "rem_overlap", "aos_cells", "cond_store", "cond_mask", "pair_reads"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -697,3 +697,37 @@ def test_interleaved_field_runs_grow_without_a_scan(omp_build, tmp_path, monkeyp
         return calls_under_gdb(exe, [str(cells), "12"], ["run_grow"])["run_grow"]
 
     assert grows(400) - grows(100) <= 300 * 3 * 2
+
+
+def cond_mask_truth(n: int) -> dict[tuple[int, bool], tuple[int, int]]:
+    """tests/programs/nests/cond_mask.c's conditional accesses, by (line, write): how many elements
+    each touches (the program's hash, in Python) and the element's bytes."""
+    def mix(x: int) -> int:
+        x ^= x >> 16
+        x = (x * 0x45D9F3B) & 0xFFFFFFFF
+        return x ^ (x >> 16)
+    lines = {k: i for i, line in enumerate((NESTS / "cond_mask.c").read_text().splitlines(), 1)
+             for k in ("out[i] = in[i]", "sum += f[i]", "flag[i] = 1") if k in line}
+    inv = [(mix(i) % 1000) / 1000.0 for i in range(n)]
+    return {(lines["out[i] = in[i]"], True): (sum(v > 0.3 for v in inv), 8),
+            (lines["sum += f[i]"], False): (sum(mix(7 * i + 1) % 5 != 0 for i in range(n)), 4),
+            (lines["flag[i] = 1"], True): (sum(v < 0.1 for v in inv), 1)}
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_conditional_accesses_are_masked_rows(record_c, opt):
+    """A store or read its loop skips on some elements (`if (in[i] > 0.3) out[i] = ...`, data-dependent
+    gaps) is one masked row per window of 64 elements (format 6: a bit per element), not one row per
+    stretch between the gaps: each conditional access's rows are few, and the blocks they stand for are
+    exactly the elements whose condition held (counted here from the program's hash)."""
+    from quiver.formats.blocks import explode_blocks
+
+    n = 3001
+    run = record_c(NESTS / "cond_mask.c", opt=opt, args=[str(n)])
+    assert run.returncode == 0, run.stderr
+    acc = run.open().accesses.filter(pl.col("side") == "device")
+    for (line, write), (count, elem) in cond_mask_truth(n).items():
+        rows = acc.filter((pl.col("line") == line) & (pl.col("write") == write))
+        assert rows["mask"].null_count() < len(rows), (line, write)  # masked rows
+        assert len(rows) <= n // 16, (line, write, len(rows))  # ~600 stretches between gaps for ~70% of 3001
+        assert explode_blocks(rows)["bytes"].sum() == count * elem, (line, write)

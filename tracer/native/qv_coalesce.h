@@ -44,6 +44,9 @@ typedef struct qv_run {
   uintptr_t phase;  /* family members: lo mod the family stride */
   uintptr_t lim;    /* no other pending run touches [where the run continues, lim) ... */
   int32_t lim_ok;   /* ... when set (cleared when a run's bytes may have entered the window) */
+  int32_t lim_by;   /* 1 + slot of the older run whose growth lim is (lim moves with it), 0 none */
+  uint64_t lim_seq; /* that run's seq */
+  uintptr_t lim_far;/* lim may move up to here (lim when lim_by is 0); windows_cut watches up to it */
   uintptr_t pc;
   int64_t t0;
   uint64_t seq;     /* start order among this thread's runs (0 = slot empty) */
@@ -54,6 +57,8 @@ typedef struct qv_run {
                        accesses only when they are ranges too (a range call sits in a loop's
                        preheader, near code that is not that loop's body) */
   qv_site *site;    /* the call site that grows it without calls (NULL none) */
+  uintptr_t site_ov;/* bytes each access of that site rereads of the one before (`f[i] + f[i + 1]` as one
+                       load per i): its next access starts this far before the run's end */
   uint64_t mask;    /* 0, or a masked run (qv_coalesce.inc): slot i = [lo + i*width, + width) was
                        accessed when bit i is set; hi is the end of the last such slot */
 } qv_run;
@@ -62,6 +67,7 @@ typedef struct qv_run {
 typedef struct qv_coal {
   int32_t strided;        /* the OpenMP tracer: device side of a kernel that is not nowait */
   int32_t took_slot;      /* the run that took the current access (-1: none, or dropped) */
+  uintptr_t front;        /* bytes of the current access's front a run held and dropped (access()) */
   uint64_t run_seq;
   uint64_t epoch;         /* bumped when a run's window is taken away (windows_cut) */
   /* access fast paths, per kind (0 read, 1 write) */
