@@ -44,9 +44,6 @@ typedef struct qv_run {
   uintptr_t phase;  /* family members: lo mod the family stride */
   uintptr_t lim;    /* no other pending run touches [where the run continues, lim) ... */
   int32_t lim_ok;   /* ... when set (cleared when a run's bytes may have entered the window) */
-  int32_t lim_by;   /* 1 + slot of the older run whose growth lim is (lim moves with it), 0 none */
-  uint64_t lim_seq; /* that run's seq */
-  uintptr_t lim_far;/* lim may move up to here (lim when lim_by is 0); windows_cut watches up to it */
   uintptr_t pc;
   int64_t t0;
   uint64_t seq;     /* start order among this thread's runs (0 = slot empty) */
