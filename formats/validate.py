@@ -275,8 +275,13 @@ class BatchRules:
             # float64 is exact enough for a bound at 2^48 (and cannot overflow like uint64 products)
             stride, size = cols["addr2"][rows].astype(np.float64), cols["size"][rows].astype(np.float64)
             span = (nb - 1).astype(np.float64) * stride + size
-            # a masked run's stride may equal its size (contiguous slots): its shape is _check_masked's
-            bad = ((stride <= size) if masked is None else (stride <= size) & ~masked[rows]) | (span > ADDRESS_LIMIT)
+            # a masked run's stride may equal its size (contiguous slots): its shape is _check_masked's; columns
+            # read without `op` cannot tell one from a strided run, so there only a stride below the size is damage
+            if masked is not None:
+                thin = (stride <= size) & ~masked[rows]
+            else:
+                thin = (stride <= size) if "op" in cols else (stride < size)
+            bad = thin | (span > ADDRESS_LIMIT)
             if planes and "id2" in cols:
                 multi = np_ >= 2
                 pstride = cols["id2"][rows]
