@@ -32,6 +32,7 @@ from .schema import (
     COLUMN_DTYPES,
     COLUMN_NAMES,
     FORMAT_VERSION,
+    MAX_MASK_SLOTS,
     AccessFlag,
     ConstructFlag,
     ConstructKind,
@@ -198,10 +199,29 @@ class LogBuilder:
     def access(self, addr: int, size: int, *, write: bool = False, device: int = -1, construct: int = -1,
                site: Site = None, thread: int = 0, rank: int = 0, atomic: bool = False,
                time_ns: int | None = None, width: int = 0, stride: int = 0, blocks: int = 1, planes: int = 1,
-               plane_stride: int = 0) -> None:
+               plane_stride: int = 0, mask: int | None = None) -> None:
         """``blocks`` > 1: a strided run, ``blocks`` blocks of ``size`` bytes every ``stride`` bytes.
         ``planes`` > 1 (format version 5): that run ``planes`` times, plane p moved by ``p * plane_stride``
-        bytes (the run must be strided, ``plane_stride`` beyond its span and a multiple of ``stride``)."""
+        bytes (the run must be strided, ``plane_stride`` beyond its span and a multiple of ``stride``).
+        ``mask`` (format version 6): a masked run, slot i of ``size`` bytes at ``addr + i * stride`` accessed
+        iff bit i is set; ``blocks`` slots (default: up to the highest set bit), ``stride`` default ``size``
+        (contiguous elements). Bits 0 and ``blocks`` - 1 must be set, 2 <= slots <= 64."""
+        flags = (AccessFlag.WRITE if write else 0) | (AccessFlag.ATOMIC if atomic else 0)
+        if mask is not None:
+            slots = blocks if blocks > 1 else int(mask).bit_length()
+            stride = stride or size
+            if not 2 <= slots <= MAX_MASK_SLOTS or mask < 0 or mask >> slots or not mask & 1 \
+                    or not mask >> (slots - 1) & 1:
+                raise ValueError(f"a masked access needs 2-{MAX_MASK_SLOTS} slots with the first and last "
+                                 f"present and no bit past them (mask {mask:#x}, slots {slots})")
+            if stride < size or planes > 1:
+                raise ValueError(f"a masked access needs stride >= size and no planes (stride {stride}, size "
+                                 f"{size}, planes {planes})")
+            self.event(EventKind.ACCESS, addr=addr, size=size, op=int(flags) | int(AccessFlag.MASKED),
+                       device=device, id=construct, loc=self._loc(site), thread=thread, rank=rank,
+                       time_ns=time_ns, aux=width, addr2=stride, aux2=slots, name=-1,
+                       id2=int(np.uint64(mask).view(np.int64)))
+            return
         if blocks > 1 and stride <= size:
             raise ValueError(f"a strided access needs stride > size (stride {stride}, size {size})")
         if planes > 1:
@@ -211,7 +231,6 @@ class LogBuilder:
             if plane_stride <= span or plane_stride % stride:
                 raise ValueError(f"planes of a strided access need plane_stride > the run's span {span} and a "
                                  f"multiple of stride {stride} (plane_stride {plane_stride})")
-        flags = (AccessFlag.WRITE if write else 0) | (AccessFlag.ATOMIC if atomic else 0)
         self.event(EventKind.ACCESS, addr=addr, size=size, op=int(flags), device=device, id=construct,
                    loc=self._loc(site), thread=thread, rank=rank, time_ns=time_ns, aux=width,
                    addr2=stride if blocks > 1 else 0, aux2=blocks if blocks > 1 else 0,

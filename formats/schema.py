@@ -14,16 +14,21 @@ from quiver.formats.sniff import FORMAT_NAME, META_FORMAT  # noqa: F401 -- part 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 # Oldest version this quiver still reads: version 1 logs are version 2 logs without strided ACCESS rows,
 # version 2 logs are version 3 logs without per-batch checksums (read unchecked), version 3 logs are
 # version 4 logs with absolute `addr` values, version 4 logs are version 5 logs without planes of
-# strided ACCESS rows (`name` >= 2, formats/blocks.py).
+# strided ACCESS rows (`name` >= 2, formats/blocks.py), version 5 logs are version 6 logs without masked
+# ACCESS rows (`op` bit AccessFlag.MASKED).
 MIN_FORMAT_VERSION = 1
 # From this version on, a record batch stores `addr` delta-coded (formats/addr_delta.py).
 DELTA_ADDR_VERSION = 4
 # From this version on, an ACCESS row with `name` >= 2 stands for `name` planes of its strided run.
 PLANES_VERSION = 5
+# From this version on, an ACCESS row with `op` & AccessFlag.MASKED is a masked run (FORMAT.md): `aux2` slots
+# of `size` bytes every `addr2` bytes, slot i present iff bit i of `id2` is set.
+MASKED_VERSION = 6
+MAX_MASK_SLOTS = 64   # slots of a masked row: its bitmap is one int64
 
 # Schema-metadata keys (values are UTF-8 JSON, except the version; META_FORMAT's is FORMAT_NAME, both
 # declared in sniff.py, which tells a log from its footer without numpy).
@@ -256,6 +261,7 @@ class AccessFlag(IntEnum):
 
     WRITE = 1
     ATOMIC = 2
+    MASKED = 4    # format version 6: a masked run (aux2 slots, id2 the bitmap of the present ones)
 
 
 class WinFlavor(IntEnum):

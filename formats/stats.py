@@ -15,7 +15,9 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .integrity import ranges_of
-from .schema import EventKind
+from .schema import AccessFlag, EventKind
+
+MASKED = int(AccessFlag.MASKED)   # ACCESS op bit of a masked run: it counts its present slots
 
 if TYPE_CHECKING:
     import numpy as np
@@ -103,12 +105,14 @@ class LogStats:
             return
         import numpy as np
 
-        from .blocks import row_blocks
+        from .blocks import mask_bits, row_blocks
 
         if "aux2" in cols and (first or self.blocks is not None):
             acc = kind == int(EventKind.ACCESS)
             name = cols["name"][acc] if "name" in cols else None
-            self.blocks = (self.blocks or 0) + int(row_blocks(cols["aux2"][acc], name).sum())
+            # a masked run (format version 6) stands for its present slots
+            masks = mask_bits(cols["op"][acc], cols["id2"][acc]) if "op" in cols and "id2" in cols else None
+            self.blocks = (self.blocks or 0) + int(row_blocks(cols["aux2"][acc], name, masks).sum())
         else:
             self.blocks = None
         kind = kind.astype(np.int64)
@@ -133,8 +137,12 @@ class LogStats:
         if "aux2" in cols and (first or self.blocks is not None):
             acc = int(EventKind.ACCESS)
             names = cols["name"] if "name" in cols else [1] * len(cols["kind"])
-            self.blocks = (self.blocks or 0) + sum(max(b, 1) * max(p, 1) for k, b, p in
-                                                   zip(cols["kind"], cols["aux2"], names, strict=True) if k == acc)
+            ops = cols["op"] if "op" in cols and "id2" in cols else [0] * len(cols["kind"])
+            ids = cols["id2"] if "op" in cols and "id2" in cols else [0] * len(cols["kind"])
+            # a masked run (format version 6) stands for its present slots
+            self.blocks = (self.blocks or 0) + sum(
+                (m & (1 << 64) - 1).bit_count() if o & MASKED else max(b, 1) * max(p, 1)
+                for k, b, p, o, m in zip(cols["kind"], cols["aux2"], names, ops, ids, strict=True) if k == acc)
         else:
             self.blocks = None
         self._count(counts)

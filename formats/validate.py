@@ -24,7 +24,10 @@ from .batch_scan import ColumnScan
 from .errors import LogFormatError
 from .schema import (
     FORMAT_VERSION,
+    MASKED_VERSION,
+    MAX_MASK_SLOTS,
     PLANES_VERSION,
+    AccessFlag,
     ConstructKind,
     DataOpKind,
     DependKind,
@@ -72,12 +75,14 @@ for _kind, _codes in _OPS.items():
 PEER_KINDS = [int(EventKind.RMA), int(EventKind.MPI_MESSAGE)]
 NAME_NOT_STRING = int(EventKind.RMA)
 ACCESS = int(EventKind.ACCESS)   # its `name` is a plane count (format version 5), not a string id
+MASKED = int(AccessFlag.MASKED)  # ACCESS `op` bit of a masked run (format version 6)
 VALID_OP_FLAT = VALID_OP.ravel()
 # the same tables as bit sets of kinds (a batch scan's ``kinds``: formats/batch_scan.py)
 VALID_KIND_BITS = sum(1 << k for k in np.flatnonzero(VALID_KIND).tolist())
 CHECKS_OP_BITS = sum(1 << k for k in np.flatnonzero(CHECKS_OP).tolist())
 # the columns with a range rule below (the reader asks batch_scan for their min and max)
-RANGE_COLUMNS = frozenset({"rank", "thread", "loc", "device", "size", "kind", "name", "id2", "aux2"})
+# (`op`: its max below MASKED says no row is a masked run, without a pass over the column)
+RANGE_COLUMNS = frozenset({"rank", "thread", "loc", "device", "size", "kind", "name", "id2", "aux2", "op"})
 
 
 def _within(values: np.ndarray, lo: int, hi: int) -> bool:
@@ -199,6 +204,15 @@ class BatchRules:
                 self._fail_if((kind == ACCESS) & (cols["name"] >= 2), batch,
                               f"planes of an access run in a version {self.version} log (planes: version "
                               f"{PLANES_VERSION} on)", cols["name"])
+        masked = None   # ACCESS rows that are masked runs (format version 6), None when there is none
+        if "op" in cols and not within("op", -(1 << 31), MASKED):
+            m = (kind == ACCESS) & ((cols["op"] & MASKED) != 0)
+            if m.any():
+                masked = m
+                if self.version < MASKED_VERSION:   # no writer of an older version wrote one
+                    self._fail_if(m, batch, f"masked access run in a version {self.version} log (masked runs: "
+                                            f"version {MASKED_VERSION} on)", cols["op"])
+                self._check_masked(cols, m, batch)
         if "id2" in cols and not within("id2", -1, self.ranks):
             peer = (kind == PEER_KINDS[0]) | (kind == PEER_KINDS[1])
             self._fail_if(peer & ((cols["id2"] < -1) | (cols["id2"] >= self.ranks)), batch,
@@ -210,10 +224,39 @@ class BatchRules:
                 self._fail_if(is_map & ((aux2 < -1) | (aux2 >= self.n_strings)), batch,
                               "clause-text string id out of range", aux2)
             if not within("aux2", 0, 2) or planes:
-                self._check_strided(cols, kind == ACCESS, batch, time_ns, planes)
+                self._check_strided(cols, kind == ACCESS, batch, time_ns, planes, masked)
+
+    def _check_masked(self, cols: dict[str, np.ndarray], masked: np.ndarray, batch: int) -> None:
+        """The shape of masked runs (FORMAT.md, format version 6): 2-64 slots, the bitmap's first and last
+        slot present and no bit past them, slots no narrower than their stride says, no planes."""
+        rows = np.flatnonzero(masked)
+        n = len(masked)
+        if "aux2" in cols:
+            slots = cols["aux2"][rows]
+            bad = (slots < 2) | (slots > MAX_MASK_SLOTS)
+            self._fail_at(rows, bad, n, batch, f"masked access run of a slot count outside 2-{MAX_MASK_SLOTS}", slots)
+            if "id2" in cols:
+                bits = cols["id2"][rows].view(np.uint64)
+                last = (slots - 1).astype(np.uint64)
+                self._fail_at(rows, (bits & np.uint64(1)) == 0, n, batch,
+                              "masked access run whose first slot is absent (bit 0 clear)", cols["id2"][rows])
+                self._fail_at(rows, ((bits >> last) & np.uint64(1)) == 0, n, batch,
+                              "masked access run whose last slot is absent (bit slots - 1 clear)", cols["id2"][rows])
+                beyond = np.where(slots < MAX_MASK_SLOTS, bits >> np.minimum(slots, 63).astype(np.uint64),
+                                  np.uint64(0))
+                self._fail_at(rows, beyond != 0, n, batch, "masked access run with a bit beyond its slots",
+                              cols["id2"][rows])
+        if "addr2" in cols and "size" in cols:
+            stride, size = cols["addr2"][rows], cols["size"][rows]
+            self._fail_at(rows, stride < size, n, batch, "masked access run whose slot stride is below its size",
+                          stride.astype(np.int64))
+        if "name" in cols:
+            name = cols["name"][rows]
+            self._fail_at(rows, name >= 2, n, batch, "planes of a masked access run", name)
 
     def _check_strided(self, cols: dict[str, np.ndarray], access: np.ndarray, batch: int,
-                       time_ns: Callable[[], np.ndarray] | None, planes: bool) -> None:
+                       time_ns: Callable[[], np.ndarray] | None, planes: bool,
+                       masked: np.ndarray | None = None) -> None:
         blocks = cols["aux2"]
         if bool((access & (blocks < 0)).any()):
             self._fail_if(access & (blocks < 0), batch, "negative block count", blocks)
@@ -232,7 +275,13 @@ class BatchRules:
             # float64 is exact enough for a bound at 2^48 (and cannot overflow like uint64 products)
             stride, size = cols["addr2"][rows].astype(np.float64), cols["size"][rows].astype(np.float64)
             span = (nb - 1).astype(np.float64) * stride + size
-            bad = (stride <= size) | (span > ADDRESS_LIMIT)
+            # a masked run's stride may equal its size (contiguous slots): its shape is _check_masked's; columns
+            # read without `op` cannot tell one from a strided run, so there only a stride below the size is damage
+            if masked is not None:
+                thin = (stride <= size) & ~masked[rows]
+            else:
+                thin = (stride <= size) if "op" in cols else (stride < size)
+            bad = thin | (span > ADDRESS_LIMIT)
             if planes and "id2" in cols:
                 multi = np_ >= 2
                 pstride = cols["id2"][rows]
@@ -246,7 +295,11 @@ class BatchRules:
             self._fail_at(rows, bad, len(blocks), batch, "strided access run outside the 48-bit address space", nb)
         # planes x blocks; float64: the products of a crafted row overflow int64, and any sum past 2^53 is far
         # beyond every budget
-        total_f = float((np.minimum(nb, ADDRESS_LIMIT).astype(np.float64) * np.minimum(np_, ADDRESS_LIMIT)).sum())
+        per_row = np.minimum(nb, ADDRESS_LIMIT).astype(np.float64) * np.minimum(np_, ADDRESS_LIMIT)
+        if masked is not None:   # a masked run stands for its present slots
+            m = masked[rows]
+            per_row[m] = np.bitwise_count(cols["id2"][rows][m].view(np.uint64)) if "id2" in cols else per_row[m]
+        total_f = float(per_row.sum())
         total = int(total_f)
         budget = self.block_budget + BLOCKS_PER_EVENT * len(blocks)
         if total <= budget:

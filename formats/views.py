@@ -7,6 +7,7 @@ import polars as pl
 from .reader import EventLog
 from .schema import (
     FAMILIES,
+    AccessFlag,
     ConstructKind,
     DataOpKind,
     DependKind,
@@ -100,6 +101,11 @@ def family_view(log: EventLog, family: str, events: pl.DataFrame | None = None) 
         planes = pl.max_horizontal(pl.col("name").cast(pl.Int64), pl.lit(1, pl.Int64))
         exprs.append(planes.alias("planes"))
         exprs.append(pl.when(planes >= 2).then(pl.col("id2")).otherwise(0).cast(pl.Int64).alias("plane_stride"))
+        # format version 6: a masked row (op bit 4) is `blocks` slots of which those whose bit is set in `mask`
+        # (id2's bit pattern) were accessed; null on every other row
+        masked = (pl.col("op") & int(AccessFlag.MASKED)) != 0
+        exprs.append(pl.when(masked).then(pl.col("id2").cast(pl.UInt64, wrap_numerical=True))
+                     .otherwise(None).alias("mask"))
         exprs.append(pl.when(pl.col("device") < 0).then(pl.lit("host")).otherwise(pl.lit("device")).alias("side"))
     if family == "tasks":
         exprs.append(pl.when(pl.col("kind") == int(EventKind.TASK_DEPEND))

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from quiver.formats import ConstructKind, EventKind, EventLog, MapType, RmaOp
-from quiver.formats.blocks import block_counts, expand_blocks
+from quiver.formats import AccessFlag, ConstructKind, EventKind, EventLog, MapType, RmaOp
+from quiver.formats.blocks import block_counts, expand_blocks, mask_bits
 from quiver.formats.names import ALLOC_NAMES, CONSTRUCT_NAMES_BY_KEY, map_type_name
 from quiver.formats.select import SEQ_DTYPE, iter_events, select_events
 from quiver.formats.views import locations_frame
@@ -74,7 +74,8 @@ def _overlapping(rank: np.ndarray, lo: np.ndarray, hi: np.ndarray, ranges: pl.Da
 
 def _blocks_overlapping(rank: np.ndarray, lo: np.ndarray, length: np.ndarray, cols: dict[str, np.ndarray],
                         is_access: np.ndarray, ranges: pl.DataFrame) -> np.ndarray:
-    """Rows with a byte in ``ranges``; a strided ACCESS run counts when one of its blocks does."""
+    """Rows with a byte in ``ranges``; a strided ACCESS run counts when one of its blocks does (a masked run:
+    one of its present slots)."""
     strided = is_access & (block_counts(cols["aux2"]) > 1)
     if not strided.any():
         return _overlapping(rank, lo, lo + length, ranges)
@@ -82,7 +83,8 @@ def _blocks_overlapping(rank: np.ndarray, lo: np.ndarray, length: np.ndarray, co
     out = np.zeros(len(rank), dtype=bool)
     out[~strided] = keep
     rows = np.flatnonzero(strided)
-    row, b_lo, b_hi = expand_blocks(lo[rows], cols["size"][rows], cols["addr2"][rows], cols["aux2"][rows])
+    masks = mask_bits(cols["op"][rows], cols["id2"][rows]) if "op" in cols and "id2" in cols else None
+    row, b_lo, b_hi = expand_blocks(lo[rows], cols["size"][rows], cols["addr2"][rows], cols["aux2"][rows], masks=masks)
     hit = _overlapping(rank[rows][row], b_lo.astype(np.uint64), b_hi.astype(np.uint64), ranges)
     out[rows[np.unique(row[hit])]] = True
     return out
@@ -117,7 +119,8 @@ def operation_history(log: EventLog, *, variable: str | None = None, addr: int |
             .otherwise(pl.col("size")).alias("span"))
         length = np.maximum(b["span"].to_numpy(), 1).astype(np.uint64)
         hit = _blocks_overlapping(cols["rank"][row], p_lo.astype(np.uint64), length[row],
-                                  {c: cols[c][row] for c in ("size", "addr2", "aux2")}, is_access[row], ranges) & mapped
+                                  {c: cols[c][row] for c in ("size", "addr2", "aux2", "op", "id2")}, is_access[row],
+                                  ranges) & mapped
         keep = np.zeros(len(planes), dtype=bool)
         keep[row[hit]] = True
         # host_addr: the first block's host address (a device row's first plane in a mapping)
@@ -200,9 +203,13 @@ def _describe(log: EventLog, rows: pl.DataFrame, control: pl.DataFrame, ranges: 
             .when((kind == int(EventKind.RMA)) & (pl.col("role") == "target")).then(pl.lit("remote"))
             .otherwise(pl.lit("host")))
     strided = (kind == int(EventKind.ACCESS)) & (pl.col("aux2") >= 2)
+    masked = strided & ((pl.col("op") & int(AccessFlag.MASKED)) != 0)   # format version 6: present slots only
+    present = pl.col("id2").bitwise_count_ones().cast(pl.UInt64)
     detail = (pl.when(kind == int(EventKind.MAP_CLAUSE)).then(pl.col("clause_detail"))
               .when(kind == int(EventKind.RMA)).then(pl.format("window {}, {} bytes at target displacement {}",
                                                                 pl.col("id"), pl.col("size"), pl.col("aux")))
+              .when(masked).then(pl.format("masked run: {} of {} slots of {} bytes every {} bytes", present,
+                                           pl.col("aux2"), pl.col("size"), pl.col("addr2")))
               .when(strided & (pl.col("name") >= 2)).then(pl.format(
                   "{} planes {} bytes apart of a strided run: {} blocks of {} bytes every {} bytes", pl.col("name"),
                   pl.col("id2"), pl.col("aux2"), pl.col("size"), pl.col("addr2")))
@@ -220,6 +227,7 @@ def _describe(log: EventLog, rows: pl.DataFrame, control: pl.DataFrame, ranges: 
         .otherwise(None).alias("variable"),
         (pl.col("host_addr").cast(pl.Int64) - pl.col("range_lo").cast(pl.Int64)).alias("offset"),
         pl.when(kind == int(EventKind.FREE)).then(pl.lit(0, dtype=pl.UInt64))
+        .when(masked).then(pl.col("size") * present)
         .when(strided).then(pl.col("size") * pl.col("aux2").cast(pl.UInt64)
                             * pl.max_horizontal(pl.col("name"), pl.lit(1)).cast(pl.UInt64)).otherwise(pl.col("size"))
         .alias("bytes"),

@@ -10,8 +10,9 @@ from quiver.formats import FAMILIES, EventKind, EventLog, LogFormatError, LogSet
 from quiver.formats.logset import MANIFEST
 from quiver.formats.stats import STATS_KEY, LogStats
 
-# only what `trace info` prints (aux2 and name: the blocks of strided ACCESS rows and their planes)
-SCAN_COLUMNS = ["kind", "time_ns", "rank", "thread", "device", "aux2", "name"]
+# only what `trace info` prints (aux2, name, op and id2: the blocks of strided ACCESS rows, their planes and
+# masked runs)
+SCAN_COLUMNS = ["kind", "time_ns", "rank", "thread", "device", "aux2", "name", "op", "id2"]
 
 
 @dataclass
@@ -151,7 +152,7 @@ def render_summary(s: dict[str, Any]) -> str:
     width = max(len(f) for f in s["counts"])
     for fam, n in s["counts"].items():
         blocks = s.get("access_blocks")
-        more = f" (standing for {blocks} blocks: strided runs and their planes)" \
+        more = f" (standing for {blocks} blocks: strided runs, planes and masked runs)" \
             if fam == "accesses" and blocks is not None and blocks != n else ""
         lines.append(f"  {fam:<{width}}  {n}{more}")
     for message in s.get("damaged", []):

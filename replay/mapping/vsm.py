@@ -49,7 +49,11 @@ A strided ACCESS row (format version 2: ``aux2`` blocks of ``size`` bytes every 
 applied block by block, in address order, all as the row's event: bytes are summed over its blocks,
 and it counts as one occurrence. A row of planes (format version 5: ``name`` >= 2 copies of that run,
 ``id2`` bytes apart) is applied plane by plane, each plane as that strided run would be (its first
-block decides which variable a later block of the plane overflows), all as the row's event.
+block decides which variable a later block of the plane overflows), all as the row's event. A masked run
+(format version 6: ``op`` bit 4, ``aux2`` slots every ``addr2`` bytes, ``id2`` the bitmap of the present
+ones) is applied one run of set bits at a time (contiguous slots as one range, else as a strided run),
+absent slots untouched, all as the row's event (its first present slot decides which variable a later one
+overflows, as the first block of a strided run).
 
 Detections are deduplicated by (kind, rank, device, access site, clause site and variable), keeping
 the first occurrence and summing bytes and occurrences (one per event). The oracle
@@ -415,9 +419,10 @@ class VsmSession:
                  None if lazy else _column(columns, "id"), _column(columns, "op"),
                  None if lazy else _column(columns, "aux"), _column({"addr2": stride}, "addr2"),
                  _column({"aux2": blocks}, "aux2")]
-        # planes of strided rows (name >= 2, id2 apart): columns without them are one plane a row
-        planes = "name" in columns and "id2" in columns
-        held += [_column(columns, "name") if planes else None, _column(columns, "id2") if planes else None]
+        # planes of strided rows (name >= 2, id2 apart): columns without them are one plane a row; id2 is also
+        # a masked run's bitmap (format version 6)
+        held += [_column(columns, "name") if "name" in columns else None,
+                 _column(columns, "id2") if "id2" in columns else None]
         p = vsm_native.ptr
         cols = vsm_native.Columns(*(p(a) for a in held), int(lazy))
         sel = vsm_native.Selection(p(rows_arr), 0, n, base)

@@ -25,7 +25,7 @@ typedef struct {
     const uint64_t *stride;   /* addr2: distance between the blocks of a strided access */
     const int64_t *blocks;    /* aux2: number of blocks of a strided access */
     const int32_t *planes;    /* name: planes of a strided access (>= 2; format version 5), or NULL */
-    const int64_t *pstride;   /* id2: distance between its planes, or NULL */
+    const int64_t *pstride;   /* id2: distance between its planes, or a masked run's bitmap (version 6), or NULL */
     i64 lazy;
 } qv_columns;
 

@@ -35,6 +35,7 @@ D_DELETE = int(DataOpKind.DELETE)
 D_ASSOC = int(DataOpKind.ASSOCIATE)
 D_DISASSOC = int(DataOpKind.DISASSOCIATE)
 A_WRITE = int(AccessFlag.WRITE)
+A_MASKED = int(AccessFlag.MASKED)   # a masked run (format version 6): id2 is its slots' bitmap
 M_NO_DATA = int(MapType.LITERAL) | int(MapType.PRIVATE)
 M_MOTION = int(MapType.TO) | int(MapType.FROM)
 

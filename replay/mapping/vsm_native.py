@@ -27,7 +27,7 @@ HEADERS = [HERE / "vsm_kernel.h", HERE / "vsm_shadow.h"]
 CFLAGS = ["-O3", "-std=gnu11", "-fwrapv", "-fno-strict-aliasing", "-Wall"]
 # the constants of vsm_layout the C code uses (names as in vsm_layout)
 LAYOUT_NAMES = ("SHIFT", "ADDR_MASK", "BIG", "CKEY_SHIFT", "OVV", "OVI", "K_ALLOC", "K_FREE", "K_MAP", "K_DATA", "K_ACCESS", "D_ALLOC",
-                "D_TO", "D_FROM", "D_DELETE", "D_ASSOC", "D_DISASSOC", "A_WRITE", "M_NO_DATA", "M_MOTION",
+                "D_TO", "D_FROM", "D_DELETE", "D_ASSOC", "D_DISASSOC", "A_WRITE", "A_MASKED", "M_NO_DATA", "M_MOTION",
                 "FK_UUM", "FK_STALE", "FK_OVERFLOW", "FK_SECTION", "FK_UNMAPPED", "KX_OBJECT", "MAP_PLAIN", "MAP_TO",
                 "MAP_FROM")
 TABLE_PREFIXES = ("CT_", "CL_", "EN_", "C_", "F_", "SM_")

@@ -641,7 +641,19 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
      * bytes, applied as the run is, all as the row's event (the caches, the memo and an overflow's "first
      * block" as for consecutive rows) */
     i64 nplanes = 1, pstride = 0;
-    if (cols->planes && nblk > 1 && cols->planes[r] > 1) {
+    /* a masked run (format version 6, op bit A_MASKED): nblk slots of sz bytes every step bytes, slot i present
+     * iff bit i of id2 is set; applied one run of set bits at a time (a run of contiguous slots as one range,
+     * else as a strided run of its slots), all as the row's event, the first present slot deciding which
+     * variable a later one overflows (as the blocks of one strided run) */
+    int masked = (op[r] & A_MASKED) != 0 && nblk > 1;
+    uint64_t bits = 0;
+    i64 slot_sz = sz, slot_step = step;
+    const i64 asz = sz;   /* the access size findings record: a block's, a slot's (not a run of contiguous slots') */
+    if (masked) {
+        bits = cols->pstride ? (uint64_t)cols->pstride[r] : ~(uint64_t)0;
+        if (nblk < 64)
+            bits &= ((uint64_t)1 << nblk) - 1;
+    } else if (cols->planes && cols->pstride && nblk > 1 && cols->planes[r] > 1) {
         nplanes = cols->planes[r];
         pstride = cols->pstride[r];
     }
@@ -656,8 +668,29 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
         if (di < 0)
             goto out;
     }
-    for (i64 plane = 0; plane < nplanes; plane++) {
+    i64 row_e = -1;   /* CV entry the row's first block began in: later blocks outside it overflow it */
+    int row_first = 1;
+    for (i64 plane = 0; masked ? bits != 0 : plane < nplanes; plane++) {
         i64 a0 = (i64)addr[r] + plane * pstride;
+        if (masked) {   /* the next run of set bits: slots i .. i + k - 1 */
+            int i = __builtin_ctzll(bits);
+            uint64_t rest = ~(bits >> i);
+            int k = rest ? __builtin_ctzll(rest) : 64 - i;
+            bits = i + k >= 64 ? 0 : bits & ~((((uint64_t)1 << k) - 1) << i);
+            a0 = (i64)addr[r] + i * slot_step;
+            if (slot_step == slot_sz || k == 1) {
+                nblk = 1;
+                step = 0;
+                sz = slot_step == slot_sz ? k * slot_sz : slot_sz;
+            } else {
+                nblk = k;
+                step = slot_step;
+                sz = slot_sz;
+            }
+        } else {
+            row_e = -1;   /* planes: each plane's first block decides for the plane */
+            row_first = 1;
+        }
         if (di >= 0 && a0 >= 0 && (nblk == 1 || step > 0)) {
             /* a device range or strided run wholly inside one of the two cached CVs: its blocks map to
              * shadow bytes at the same stride, so only the per-block state checks remain */
@@ -683,6 +716,10 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
             }
             if (inside && cv.lo <= key0 && key0 + span <= cv.hi) {
                 i64 cvv = cv_valid(di), cvi = cv_init(di);
+                if (masked && row_first) {   /* the row's first run is in this CV: later runs past it overflow it */
+                    row_first = 0;
+                    row_e = cv.entry;
+                }
                 i64 sb = cv.shadow + (key0 - cv.lo);
                 if (nblk == 1) {
                     /* the common row: one shadow block whose bounds decide it (else the general path) */
@@ -733,8 +770,6 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                 }
             }
         }
-        i64 row_e = -1;   /* CV entry the row's first block began in: later blocks outside it overflow it */
-        int row_first = 1;
         for (i64 blk = 0; blk < nblk; blk++) {
             i64 a = a0 + blk * step;
             if (((a | (a + sz)) >> SHIFT) != 0)
@@ -768,7 +803,7 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                             stop_here = 1;
                             goto out;
                         }
-                        F(host_read_findings)(s, st, s0, s1, key, g, rk, cols->loc[r], cols->aux[r], sz);
+                        F(host_read_findings)(s, st, s0, s1, key, g, rk, cols->loc[r], cols->aux[r], asz);
                     }
                     key = stop;
                 }
@@ -784,7 +819,7 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                         stop_here = 1;
                         goto out;
                     }
-                    overflow_of(st, row_e, key, end, g, rk, di, cols->loc[r], cols->aux[r], sz);
+                    overflow_of(st, row_e, key, end, g, rk, di, cols->loc[r], cols->aux[r], asz);
                     continue;
                 }
                 if (row_first) {
@@ -799,7 +834,7 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                             stop_here = 1;
                             goto out;
                         }
-                        overflow_of(st, start_e, key, end, g, rk, di, cols->loc[r], cols->aux[r], sz);
+                        overflow_of(st, start_e, key, end, g, rk, di, cols->loc[r], cols->aux[r], asz);
                         break;
                     }
                     if (!(cv.lo <= key && key < cv.hi)) {
@@ -824,7 +859,7 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                                 stop_here = 1;
                                 goto out;
                             }
-                            overflow(t, st, key, stop, g, rk, di, cols->eid[r], cols->loc[r], cols->aux[r], sz);
+                            overflow(t, st, key, stop, g, rk, di, cols->eid[r], cols->loc[r], cols->aux[r], asz);
                             key = stop;
                             continue;
                         }
@@ -847,7 +882,7 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                             goto out;
                         }
                         F(device_read_findings)(s, st, s0, s1, key, g, rk, di, cvv, cvi, cv.entry, cols->loc[r],
-                                                cols->aux[r], sz);
+                                                cols->aux[r], asz);
                     }
                     key = stop;
                 }

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 from quiver.formats import ConstructKind, DataOpKind, EventKind, EventLog
-from quiver.formats.blocks import expand_blocks
+from quiver.formats.blocks import expand_blocks, mask_bits
 from quiver.formats.jit import kernel
 from quiver.formats.sets import sorted_unique
 from quiver.replay.log_scan import has_target_race_work
@@ -56,8 +56,8 @@ def access_records(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
                     "atomic": np.zeros(len(rows), bool), "device_part": np.full(len(rows), device_side)}
 
     blk, blo, bhi = expand_blocks(cols["addr"][acc], cols["size"][acc], cols["addr2"][acc], cols["aux2"][acc],
-                                  cols["name"][acc], cols["id2"][acc])
-    acc = acc[blk]  # one record per block of a strided run (per plane: format version 5)
+                                  cols["name"][acc], cols["id2"][acc], mask_bits(op[acc], cols["id2"][acc]))
+    acc = acc[blk]  # one record per block of a strided run (per plane: format version 5; present slot: 6)
     a = part(acc, False, (op[acc] & 1) != 0)
     a["lo"], a["hi"] = blo, bhi
     a["space"] = space_key(cols["rank"][acc], cols["device"][acc])

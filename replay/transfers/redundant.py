@@ -6,7 +6,8 @@ unread on each side (one slot per device, one for the host; ``pending_runs`` kee
 uniform ranges, so an event costs about the same whatever its byte count). It streams the log
 twice, reading only the columns it needs: a survey (control events, access alignment) and the
 replay; a strided ACCESS row counts as its blocks, taken a run at a time (a row of planes plane by
-plane, each plane's blocks translated on their own; ``_strided_op``). A read consumes the pending
+plane, each plane's blocks translated on their own; ``_strided_op``); a masked row (format version 6)
+as its present slots, one by one (at most 64; absent slots are not accessed). A read consumes the pending
 transfer; a write, another copy, a release of the device copy, or (on a device) the end of
 the run wastes it. It never over-reports: a partial read of a granule counts as a read, a
 partial write as nothing, and bytes still unread on the host when the run ends are not
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-from quiver.formats import DataOpKind, EventKind, EventLog
+from quiver.formats import AccessFlag, DataOpKind, EventKind, EventLog
 from quiver.formats.blocks import row_blocks
 from quiver.formats.jit import kernel, sized_for_work
 from quiver.formats.schema import COLUMN_NAMES
@@ -32,6 +33,7 @@ from quiver.replay.transfers.pending_runs import ACT_NONE, ACT_USED, ACT_WASTED,
 from quiver.replay.transfers.versions import Versions, apply_versioned
 
 FREE = int(EventKind.FREE)
+MASKED = int(AccessFlag.MASKED)   # ACCESS op bit of a masked run: its slots one by one, absent ones skipped
 TO, FROM = int(DataOpKind.TRANSFER_TO), int(DataOpKind.TRANSFER_FROM)
 ALLOC_OP, DELETE_OP = int(DataOpKind.ALLOC), int(DataOpKind.DELETE)
 
@@ -215,7 +217,7 @@ def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, name, i
             return nops, row, block
         i = row
         k = kind[i]
-        code, d, t, n, blocks, per_plane = -1, 0, -1, size[i], 1, 1
+        code, d, t, n, blocks, per_plane, masked = -1, 0, -1, size[i], 1, 1, False
         if k == DATA_OP:
             o = op[i]
             apply_data_op(o, rank[i], device[i], addr[i], addr2[i], size[i], l_rank, l_dev, l_d0, l_d1, l_h0, l_n)
@@ -235,7 +237,8 @@ def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, name, i
                 code = 7 if write else 6
                 d = dev_index[device[i]] if device[i] < nd else 0
             per_plane = max(1, aux2[i])
-            blocks = per_plane * (name[i] if per_plane > 1 and name[i] > 1 else 1)   # planes x blocks
+            masked = (op[i] & MASKED) != 0 and per_plane > 1   # a masked run (format version 6): present slots only
+            blocks = per_plane * (name[i] if per_plane > 1 and name[i] > 1 and not masked else 1)   # planes x blocks
         elif k == FREE:
             seq = offset + i
             while cursor[1] < free_seq.shape[0] and free_seq[cursor[1]] < seq:
@@ -248,7 +251,10 @@ def _decode(row, block, kind, rank, device, addr, addr2, size, op, aux2, name, i
         while block < blocks:
             if cap - nops < room:       # never at block 0: the row's data op is applied once
                 return nops, row, block
-            if per_plane > 1 and code >= 4:     # the blocks of a strided access, as far as one op holds them
+            if masked and (id2[i] >> np.int64(block)) & 1 == 0:   # an absent slot: not accessed
+                block += 1
+                continue
+            if per_plane > 1 and code >= 4 and not masked:   # the blocks of a strided access, as far as one op holds them
                 c = _strided_op(i, block, per_plane, code, d, host, r, device[i], addr[i], addr2[i], n, id2[i], offset,
                                 l_rank, l_dev, l_d0, l_d1, l_h0, l_n, seg_lo, seg_hi, seg_off, rank_first, g, ops,
                                 nops)

@@ -142,6 +142,14 @@ def _crafted(tmp_path: Path, **row) -> Path:
     ({"name": 1 << 20, "id2": 1 << 30}, "strided access run outside the 48-bit address space"),
     ({"name": 1 << 25, "id2": 64}, "strided access runs stand for 134217728 blocks"),
     ({"name": -5}, "negative plane count (-5)"),
+    # the strided row made a masked run (format version 6: op bit 4, 4 slots of 8 bytes every 16, bitmap id2)
+    ({"op": 5, "id2": 0b11001}, "masked access run with a bit beyond its slots (25)"),
+    ({"op": 5, "id2": 0b1010}, "masked access run whose first slot is absent (bit 0 clear) (10)"),
+    ({"op": 5, "id2": 0b0011}, "masked access run whose last slot is absent (bit slots - 1 clear) (3)"),
+    ({"op": 5, "aux2": 65, "id2": -(1 << 63) | 1}, "masked access run of a slot count outside 2-64 (65)"),
+    ({"op": 5, "aux2": 1, "id2": 1}, "masked access run of a slot count outside 2-64 (1)"),
+    ({"op": 5, "id2": 0b1001, "addr2": 4}, "masked access run whose slot stride is below its size (4)"),
+    ({"op": 5, "id2": 0b1001, "name": 2}, "planes of a masked access run (2)"),
 ])
 @pytest.mark.usefixtures("log_engine")
 def test_crafted_values_are_unusable_input_for_every_command(tmp_path, row, message):

@@ -135,6 +135,12 @@ class Program:
     def _kernel(self, c: int, body, task: int, thread: int) -> None:
         self.b.kernel(c, task=task, thread=thread)
         for v, rw, line, *rng in body:   # rng: first element, elements, [stride in elements, blocks]
+            if rng and isinstance(rng[0], dict):   # a masked run: {"mask": bits, "lo": first element, "stride": elements}
+                m = rng[0]
+                self.b.access(self.dev(v) + m.get("lo", 0) * v.elem, v.elem, write=(rw == "w"), device=0, construct=c,
+                              site=self.site(line), thread=thread, stride=m.get("stride", 1) * v.elem, mask=m["mask"],
+                              width=v.elem)
+                continue
             lo = rng[0] if rng else 0
             n = rng[1] if len(rng) > 1 else v.size // v.elem - lo
             stride, blocks = (rng[2] * v.elem, rng[3]) if len(rng) > 3 else (0, 1)

@@ -243,6 +243,7 @@ class Oracle:
 
     def host_access(self, g: int, ev: dict) -> None:
         rank, lo, size = ev["rank"], ev["addr"], ev["size"]
+        asize = ev.get("slot_size", size)   # a run of a masked row's contiguous slots: a slot's size
         if ev["op"] & AccessFlag.WRITE:
             for a in range(lo, lo + size):
                 if (rank, a) in self.tracked:
@@ -270,7 +271,7 @@ class Oracle:
                 continue
             kind, e, first, last, count = run
             clause, name = self.entry_info(e)
-            self.record(kind, rank, -1, ev["loc"], e, clause, g, first, -1, count, last, ev["aux"], size, name,
+            self.record(kind, rank, -1, ev["loc"], e, clause, g, first, -1, count, last, ev["aux"], asize, name,
                         e.release if e is not None else -1, e.device if e is not None else -1,
                         clause["object"] if clause else None)
 
@@ -317,6 +318,7 @@ class Oracle:
 
     def device_access(self, g: int, ev: dict, row: list | None = None) -> None:
         rank, d, lo, size = ev["rank"], ev["device"], ev["addr"], ev["size"]
+        asize = ev.get("slot_size", size)   # a run of a masked row's contiguous slots: a slot's size
         if d not in self.all_devices:
             return
         write = bool(ev["op"] & AccessFlag.WRITE)
@@ -326,7 +328,7 @@ class Oracle:
             clause, name = self.entry_info(e)
             host = e.host + (lo - e.dev)
             self.record(OVERFLOW, rank, d, ev["loc"], e, clause, g, host, lo, size, host + size - 1, ev["aux"],
-                        size, name, e.release, e.device, clause["object"] if clause else None)
+                        asize, name, e.release, e.device, clause["object"] if clause else None)
             return
         first = self.live_at(rank, d, lo)
         if row is not None and not row:
@@ -369,7 +371,7 @@ class Oracle:
                 kind, e = r[1], r[2]
                 clause, name = self.entry_info(e)
                 self.record(kind, rank, d, ev["loc"], e, clause, g, r[4], r[3], j - i, runs[j - 1][4],
-                            ev["aux"], size, name, e.release, e.device, clause["object"] if clause else None)
+                            ev["aux"], asize, name, e.release, e.device, clause["object"] if clause else None)
             else:
                 while j < len(runs) and runs[j] is not None and runs[j][0] == "gap":
                     j += 1
@@ -386,21 +388,21 @@ class Oracle:
                 if ho is not None:   # host memory of the program that no live mapping covers
                     n = min(g1 - g0, ho[1] - g0) if ho[1] > ho[0] else g1 - g0
                     self.record(UNMAPPED, rank, d, ev["loc"], None, None, g, g0, g0, n, g0 + n - 1, ev["aux"],
-                                size, pname, -1, -1, ho)
+                                asize, pname, -1, -1, ho)
                 elif win is not None:
                     wlo, whi, e, _obj = win
                     x0, x1 = max(g0, wlo), min(g1, whi)
                     clause, name = self.entry_info(e)
                     host = e.host + (x0 - e.dev)
                     self.record(OVERFLOW, rank, d, ev["loc"], e, clause, g, host, x0, x1 - x0,
-                                host + (x1 - 1 - x0), ev["aux"], size, name, e.release, e.device,
+                                host + (x1 - 1 - x0), ev["aux"], asize, name, e.release, e.device,
                                 clause["object"] if clause else None)
             i = j
         if split < lo + size:
             clause, name = self.entry_info(first)
             host = first.host + (split - first.dev)
             self.record(OVERFLOW, rank, d, ev["loc"], first, clause, g, host, split, lo + size - split,
-                        host + (lo + size - 1 - split), ev["aux"], size, name, first.release, first.device,
+                        host + (lo + size - 1 - split), ev["aux"], asize, name, first.release, first.device,
                         clause["object"] if clause else None)
 
     def run(self, events: list[dict], log: list[dict]) -> list[Detection]:
@@ -419,8 +421,10 @@ class Oracle:
         for ev in events:
             g, k = ev["g"], ev["kind"]
             if k == EventKind.ACCESS:
+                row: list = []   # the CV entry the row's (a plane's) first block began in (device rows)
                 for plane in _planes(ev):   # planes (format version 5): each as its strided run, all as event g
-                    row: list = []   # the CV entry the plane's first block began in (device rows)
+                    if not ev["op"] & AccessFlag.MASKED:
+                        row = []
                     for block in _blocks(plane):   # a strided run: its blocks in order, all as event g
                         if block["size"] > 0 and not _wide(block):
                             if block["device"] < 0:
@@ -468,8 +472,32 @@ class Oracle:
 def _planes(ev: dict) -> list[dict]:
     """The planes of an ACCESS row (FORMAT.md, format version 5: ``name`` >= 2 copies of a strided run, ``id2``
     bytes apart), each a plain strided row."""
+    if ev["op"] & AccessFlag.MASKED and ev["aux2"] >= 2:   # masked (format version 6): its runs of set bits
+        return _masked_runs(ev)
     n = ev["name"] if ev["name"] >= 2 and ev["aux2"] >= 2 else 1
     return [{**ev, "addr": ev["addr"] + p * ev["id2"], "name": -1, "id2": -1} for p in range(n)] if n > 1 else [ev]
+
+
+def _masked_runs(ev: dict) -> list[dict]:
+    """The runs of set bits of a masked ACCESS row (FORMAT.md, format version 6: ``aux2`` slots every ``addr2``
+    bytes, slot i present iff bit i of ``id2``), each a plain row (contiguous slots: one range) or strided row."""
+    bits, n, stride, size = ev["id2"] & ((1 << 64) - 1), ev["aux2"], ev["addr2"], ev["size"]
+    out, i = [], 0
+    while i < n:
+        if not bits >> i & 1:
+            i += 1
+            continue
+        k = 1
+        while i + k < n and bits >> (i + k) & 1:
+            k += 1
+        a = ev["addr"] + i * stride
+        if stride == size or k == 1:
+            out.append({**ev, "addr": a, "size": size * k if stride == size else size, "addr2": 0, "aux2": 0,
+                        "slot_size": size})
+        else:
+            out.append({**ev, "addr": a, "addr2": stride, "aux2": k})
+        i += k
+    return out
 
 
 def _blocks(ev: dict) -> list[dict]:
