@@ -9,7 +9,7 @@ from __future__ import annotations
 import ctypes
 import functools
 
-from quiver.formats.schema import EventKind
+from quiver.formats.schema import AccessFlag, EventKind
 from quiver.formats.stats import KINDS
 from quiver.tracer.rawread import F_AUX2_STR, F_AUX_STR, F_ID2_STR, F_NAME_INT, F_PC_RET
 
@@ -19,7 +19,7 @@ LIB = "libquiver_finalize.so"
 class Consts(ctypes.Structure):
     _fields_ = [(f, ctypes.c_int64) for f in (
         "access", "alloc", "construct_begin", "construct_end", "map_clause", "task_create", "task_depend",
-        "win_create", "f_pc_ret", "f_name_int", "f_id2_str", "f_aux_str", "f_aux2_str", "kinds")]
+        "win_create", "f_pc_ret", "f_name_int", "f_id2_str", "f_aux_str", "f_aux2_str", "kinds", "masked")]
 
 
 class Maps(ctypes.Structure):
@@ -33,7 +33,7 @@ class Maps(ctypes.Structure):
 CONSTS = Consts(*(int(k) for k in (EventKind.ACCESS, EventKind.ALLOC, EventKind.CONSTRUCT_BEGIN, EventKind.CONSTRUCT_END,
                                   EventKind.MAP_CLAUSE, EventKind.TASK_CREATE, EventKind.TASK_DEPEND,
                                   EventKind.WIN_CREATE)),
-                 F_PC_RET, F_NAME_INT, F_ID2_STR, F_AUX_STR, F_AUX2_STR, KINDS)
+                 F_PC_RET, F_NAME_INT, F_ID2_STR, F_AUX_STR, F_AUX2_STR, KINDS, int(AccessFlag.MASKED))
 
 
 @functools.cache

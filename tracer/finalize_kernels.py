@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
-from quiver.formats import EventKind
+from quiver.formats import AccessFlag, EventKind
 from quiver.formats.jit import kernel
 from quiver.tracer.rawread import F_AUX2_STR, F_AUX_STR, F_ID2_STR, F_NAME_INT, F_PC_RET, RAW_DTYPE, RAW_WORDS
 
@@ -38,6 +38,7 @@ if RAW_WORDS != 12 or {f: (o // 8, o % 8 * 8) for f, (_, o) in RAW_DTYPE.fields.
     raise ImportError("finalize_kernels: word layout differs from rawread.RAW_DTYPE; update the W_* constants")
 
 ACCESS = int(EventKind.ACCESS)
+MASKED = int(AccessFlag.MASKED)
 ALLOC = int(EventKind.ALLOC)
 CONSTRUCT_BEGIN = int(EventKind.CONSTRUCT_BEGIN)
 CONSTRUCT_END = int(EventKind.CONSTRUCT_END)
@@ -52,6 +53,16 @@ CONTROL_KINDS = (CONSTRUCT_BEGIN, CONSTRUCT_END, MAP_CLAUSE, TASK_CREATE)
 # rows of the int64 / int32 output blocks of `fill_rows` (each row is one log column of the batch)
 COLS64 = ("time_ns", "addr", "addr2", "size", "id", "id2", "aux", "aux2")
 COLS32 = ("rank", "thread", "device", "loc", "op", "name", "src")  # src: psource string id (not a log column)
+
+
+@kernel(inline="always")
+def _popcount(x):
+    """Set bits of an int64 (its 64-bit pattern)."""
+    x = np.uint64(x)
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @kernel(inline="always")
@@ -166,6 +177,8 @@ def _scan_rows(words, i, n_strings, used_src, keys, control, counts, late_rows, 
             n_access += 1
             b = max(row[W_AUX2], 1)
             planes = _lo32(row[W_NAME_DEVICE])
+            if (row[W_LOCSTR_OP] >> 32) & MASKED:  # a masked run (format 6): its present slots
+                b = _popcount(row[W_ID2])
             acc[A_BLOCKS] += b * planes if (w11 >> 48) & F_NAME_INT and b > 1 and planes > 1 else b
         elif kind == ALLOC:
             top_alloc = max(top_alloc, row[W_ID])

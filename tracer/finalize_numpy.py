@@ -15,6 +15,7 @@ cost ~13 us per raw event (~0.36 s for 25 k events, ~1.3 s for 100 k), these pas
 from __future__ import annotations
 
 import numpy as np
+from quiver.formats.blocks import mask_bits, row_blocks
 from quiver.formats.sets import sorted_unique
 from quiver.tracer.finalize_kernels import (
     ACCESS,
@@ -93,6 +94,7 @@ def scan_stream(words, n_strings, late, clock):
         planes = _lo32(w[is_access, W_NAME_DEVICE])
         named = ((w[is_access, W_THREAD_KIND_FLAGS] >> 48) & F_NAME_INT) != 0
         planes = np.where(named & (b > 1) & (planes > 1), planes, 1)
+        b = row_blocks(b, masks=mask_bits(w[is_access, W_LOCSTR_OP] >> 32, w[is_access, W_ID2]))
         blocks += int((b * planes).sum())
         allocs = w[kind == ALLOC, W_ID]
         if len(allocs):

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from quiver.formats import (
+    AccessFlag,
     AllocKind,
     ConstructKind,
     EventKind,
@@ -55,6 +56,7 @@ TABLES = [
       "DATA_END": "TARGET_DATA_END"}),
     ("QV_ALLOC_", ("qv_omp_int.h",), AllocKind, {}),
     ("QV_S_", ("qv_omp_int.h",), SyncKind, {}),
+    ("QV_A_", ("qv_omp_int.h",), AccessFlag, {}),
     ("RMA_", ("mpi/qv_mpi.c",), RmaOp,
      {"ACC": "ACCUMULATE", "GET_ACC": "GET_ACCUMULATE", "FOP": "FETCH_AND_OP", "CAS": "COMPARE_AND_SWAP",
       "RACC": "RACCUMULATE", "RGET_ACC": "RGET_ACCUMULATE"}),
@@ -141,7 +143,7 @@ def test_entry_points_are_declared_once_for_both_tracers_and_the_pass():
 
 def test_entry_desc_bits_are_stated_once():
     bits = c_constants("qv_entry.h")
-    assert bits == {"QV_DESC_WIDTH": 0xFF, "QV_DESC_INDEXED": 0x100, "QV_RANGE_OF": 0x200}
+    assert bits == {"QV_DESC_WIDTH": 0xFF, "QV_DESC_INDEXED": 0x100, "QV_RANGE_OF": 0x200, "QV_DESC_MAYBE": 0x400}
     for name in ("qv_coalesce.inc", "qv_access.c", "mpi/qv_mpi_access.c", "pass/quiver_range.cpp"):
         text = re.sub(r"/\*.*?\*/|//[^\n]*", "", (NATIVE / name).read_text(), flags=re.DOTALL)
-        assert not re.findall(r"#define QV_(DESC_\w+|RANGE_OF)\b|0x[12]00\b", text), name
+        assert not re.findall(r"#define QV_(DESC_\w+|RANGE_OF)\b|0x[124]00\b", text), name

@@ -700,8 +700,8 @@ def test_interleaved_field_runs_grow_without_a_scan(omp_build, tmp_path, monkeyp
 
 
 def cond_mask_truth(n: int) -> dict[tuple[int, bool], tuple[int, int]]:
-    """tests/programs/nests/cond_mask.c's conditional accesses, by (line, write): how many elements
-    each touches (the program's hash, in Python) and the element's bytes."""
+    """tests/programs/nests/cond_mask.c's conditional accesses, by (line, write, variable): how many
+    elements each touches (the program's hash, in Python) and the element's bytes."""
     def mix(x: int) -> int:
         x ^= x >> 16
         x = (x * 0x45D9F3B) & 0xFFFFFFFF
@@ -709,9 +709,9 @@ def cond_mask_truth(n: int) -> dict[tuple[int, bool], tuple[int, int]]:
     lines = {k: i for i, line in enumerate((NESTS / "cond_mask.c").read_text().splitlines(), 1)
              for k in ("out[i] = in[i]", "sum += f[i]", "flag[i] = 1") if k in line}
     inv = [(mix(i) % 1000) / 1000.0 for i in range(n)]
-    return {(lines["out[i] = in[i]"], True): (sum(v > 0.3 for v in inv), 8),
-            (lines["sum += f[i]"], False): (sum(mix(7 * i + 1) % 5 != 0 for i in range(n)), 4),
-            (lines["flag[i] = 1"], True): (sum(v < 0.1 for v in inv), 1)}
+    return {(lines["out[i] = in[i]"], True, "out"): (sum(v > 0.3 for v in inv), 8),
+            (lines["sum += f[i]"], False, "f"): (sum(mix(7 * i + 1) % 5 != 0 for i in range(n)), 4),
+            (lines["flag[i] = 1"], True, "flag"): (sum(v < 0.1 for v in inv), 1)}
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
@@ -725,9 +725,14 @@ def test_conditional_accesses_are_masked_rows(record_c, opt):
     n = 3001
     run = record_c(NESTS / "cond_mask.c", opt=opt, args=[str(n)])
     assert run.returncode == 0, run.stderr
-    acc = run.open().accesses.filter(pl.col("side") == "device")
-    for (line, write), (count, elem) in cond_mask_truth(n).items():
-        rows = acc.filter((pl.col("line") == line) & (pl.col("write") == write))
+    t = run.open()
+    acc = t.accesses.filter(pl.col("side") == "device")
+    copies = {v: (a, a + b) for v, a, b in t.data_ops.filter(pl.col("op") == "alloc")
+              .select("variable", "device_addr", "bytes").iter_rows()}
+    for (line, write, var), (count, elem) in cond_mask_truth(n).items():
+        lo, hi = copies[var]
+        rows = acc.filter((pl.col("line") == line) & (pl.col("write") == write) & (pl.col("addr") >= lo)
+                          & (pl.col("addr") < hi))
         assert rows["mask"].null_count() < len(rows), (line, write)  # masked rows
         assert len(rows) <= n // 16, (line, write, len(rows))  # ~600 stretches between gaps for ~70% of 3001
         assert explode_blocks(rows)["bytes"].sum() == count * elem, (line, write)

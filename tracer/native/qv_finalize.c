@@ -24,6 +24,7 @@ typedef struct {
   int64_t access, alloc, construct_begin, construct_end, map_clause, task_create, task_depend, win_create;
   int64_t f_pc_ret, f_name_int, f_id2_str, f_aux_str, f_aux2_str;
   int64_t kinds; /* counted kind values */
+  int64_t masked; /* AccessFlag.MASKED: the op bit of a masked ACCESS run */
 } qv_fin_consts;
 
 static inline int64_t lo32(int64_t w) { return (int64_t)(int32_t)(uint32_t)w; }
@@ -79,6 +80,7 @@ void qv_fin_scan(const int64_t *words, int64_t n, int64_t n_strings, int64_t lat
     if (kind == k->access) {
       n_access++;
       int64_t b = row[W_AUX2] > 1 ? row[W_AUX2] : 1, planes = lo32(row[W_NAME_DEVICE]);
+      if ((row[W_LOCSTR_OP] >> 32) & k->masked) b = __builtin_popcountll((uint64_t)row[W_ID2]); /* format 6 */
       n_blocks += ((w11 >> 48) & k->f_name_int) && b > 1 && planes > 1 ? b * planes : b;
     }
     else if (kind == k->alloc) {
