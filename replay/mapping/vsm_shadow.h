@@ -724,13 +724,22 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                 if (nblk == 1) {
                     /* the common row: one shadow block whose bounds decide it (else the general path) */
                     i64 b0 = sb >> lgb;
-                    if (!watching && (sb + sz - 1) >> lgb == b0) {
+                    int one = (sb + sz - 1) >> lgb == b0;
+                    if (!watching && one) {
                         if (write) {
                             if (unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi))
                                 goto next_plane;
                         } else if ((blo[b0] & cvv) != 0) {
                             goto next_plane;
                         }
+                    }
+                    if (masked && !watching) {   /* a run of a masked row's slots: as a strided run's block */
+                        if (write) {
+                            F(write_piece)(s, sb, sb + sz, b0, one, keep_dev, cvv | cvi);
+                            goto next_plane;
+                        }
+                        if (F(all_have)(s, sb, sb + sz, cvv))
+                            goto next_plane;
                     }
                 } else {
                     /* a strided run: settled at once when the strided memo says its rows already hold what a
