@@ -4,7 +4,6 @@ tests/replay/test_masked_checkers.py."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from quiver.formats import AccessFlag, LogBuilder, LogFormatError, read_log
 from quiver.formats.blocks import expand_blocks, explode_blocks, mask_bits, row_blocks
 from quiver.formats.schema import FORMAT_VERSION, MASKED_VERSION
 from quiver.formats.stats import LogStats
+from test_planes import info_counts_blocks
 
 import quiver
 
@@ -93,27 +93,18 @@ def test_stats_and_trace_info_count_the_present_slots(tmp_path):
     cols = {k: array({"int16": "h", "int32": "i", "int64": "q", "uint64": "Q"}[str(v.dtype)], v.tolist())
             for k, v in log.columns().items()}
     assert LogStats.of(cols).blocks == 69
-    for extra in ((), ("--verify",)):
-        r = subprocess.run([TRACE, "info", str(path), "--json", *extra], capture_output=True, text=True, check=False)
-        assert r.returncode == 0, r.stderr
-        assert json.loads(r.stdout)["access_blocks"] == 69
-        text = subprocess.run([TRACE, "info", str(path), *extra], capture_output=True, text=True, check=False).stdout
-        assert "accesses    4 (standing for 69 blocks: strided runs, planes and masked runs)" in text, text
+    info_counts_blocks(path, 4, 69)
 
 
-def test_a_masked_row_in_a_version_5_log_is_refused_with_one_line(tmp_path):
+def test_a_masked_row_in_a_version_5_log_is_refused_with_one_line(tmp_path, monkeypatch):
     """No version 1-5 writer wrote op bit 4 on an ACCESS row: there it is damage, not a masked run."""
     from quiver.formats import writer
 
-    old = writer.FORMAT_VERSION
-    try:
-        writer.FORMAT_VERSION = 5
-        b = LogBuilder()
-        b.access(0x1000, 4)
-        b.access(0x2000, 4, mask=0b1001, width=4)
-        path = b.write(tmp_path / "v5masked.arrow")
-    finally:
-        writer.FORMAT_VERSION = old
+    monkeypatch.setattr(writer, "FORMAT_VERSION", 5)
+    b = LogBuilder()
+    b.access(0x1000, 4)
+    b.access(0x2000, 4, mask=0b1001, width=4)
+    path = b.write(tmp_path / "v5masked.arrow")
     with pytest.raises(LogFormatError, match=r"batch 0, row 1\): masked access run in a version 5 log \(masked runs: "
                                              r"version 6 on\) \(4\)"):
         read_log(path).columns()
@@ -121,11 +112,7 @@ def test_a_masked_row_in_a_version_5_log_is_refused_with_one_line(tmp_path):
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
     assert "masked access run in a version 5 log" in r.stderr
     # the same row without the bit reads in a version 5 log
-    try:
-        writer.FORMAT_VERSION = 5
-        b = LogBuilder()
-        b.access(0x2000, 4, stride=8, blocks=4, width=4)
-        path = b.write(tmp_path / "v5.arrow")
-    finally:
-        writer.FORMAT_VERSION = old
+    b = LogBuilder()
+    b.access(0x2000, 4, stride=8, blocks=4, width=4)
+    path = b.write(tmp_path / "v5.arrow")
     assert read_log(path).version == 5 and read_log(path).columns()["aux2"].tolist() == [4]

@@ -73,17 +73,23 @@ def test_the_builder_refuses_planes_that_break_the_rules():
     b.access(0x1000, 4, stride=8, blocks=2, planes=2, plane_stride=16)    # just past the span: fine
 
 
+def info_counts_blocks(path, rows: int, blocks: int) -> None:
+    """`trace info` (JSON and text, from the stored stats and with --verify) says the log's ACCESS rows
+    stand for `blocks` blocks."""
+    for extra in ((), ("--verify",)):
+        r = subprocess.run([TRACE, "info", str(path), "--json", *extra], capture_output=True, text=True, check=False)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["access_blocks"] == blocks
+        text = subprocess.run([TRACE, "info", str(path), *extra], capture_output=True, text=True, check=False).stdout
+        assert f"accesses    {rows} (standing for {blocks} blocks: strided runs, planes and masked runs)" in text, text
+
+
 def test_stats_and_trace_info_count_planes_x_blocks(tmp_path):
     path = planes_log(tmp_path / "p.arrow")
     log = read_log(path)
     assert log.run["stats"]["access_blocks"] == 6 + 1 + 5
     assert LogStats.of(log.columns()).blocks == 12
-    for extra in ((), ("--verify",)):
-        r = subprocess.run([TRACE, "info", str(path), "--json", *extra], capture_output=True, text=True, check=False)
-        assert r.returncode == 0, r.stderr
-        assert json.loads(r.stdout)["access_blocks"] == 12
-        text = subprocess.run([TRACE, "info", str(path), *extra], capture_output=True, text=True, check=False).stdout
-        assert "accesses    3 (standing for 12 blocks: strided runs, planes and masked runs)" in text, text
+    info_counts_blocks(path, 3, 12)
     # counts of a writer that did not count blocks (finalize's raw counts) merged with counted ones: unknown
     counts = [0] * 256
     counts[50] = 5

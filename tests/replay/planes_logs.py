@@ -97,3 +97,22 @@ def same_findings(b: LogBuilder, directory: Path, checks: str | list[str]) -> li
     got = findings(planes, checks)
     assert got == findings(expanded, checks)
     return got
+
+
+def store_after_put(store: Callable[[LogBuilder, int], None]) -> LogBuilder:
+    """Two ranks' windows and lock_all, an MPI_Put from rank 0's buffer (16 bytes at 0x90000, site line
+    10), then ``store(builder, buffer)`` adds rank 0's local store, then unlock_all: Fig. 4a of the RMA
+    checker's tests, the store in a row shape of its own (planes, a masked run)."""
+    from quiver.formats import MpiSyncKind, RmaOp
+
+    b = LogBuilder(ranks=2)
+    for r in range(2):
+        b.win_create(r, 0, 0x10000 + r * 0x10000, 64, disp_unit=4)
+    for r in range(2):
+        b.mpi_sync(r, MpiSyncKind.LOCK_ALL, 0)
+    buf = 0x90000
+    b.rma(0, RmaOp.PUT, 0, 1, 0, 16, origin_addr=buf, site=("a.c", 10))
+    store(b, buf)
+    for r in range(2):
+        b.mpi_sync(r, MpiSyncKind.UNLOCK_ALL, 0)
+    return b

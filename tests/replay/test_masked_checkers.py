@@ -15,8 +15,8 @@ import numpy as np
 import polars as pl
 import pytest
 from nowait_logs import Program
-from quiver.formats import AccessFlag, ConstructKind, DataOpKind, EventKind, LogBuilder, MapType, RmaOp
-from quiver.formats import MpiSyncKind as S
+from planes_logs import store_after_put
+from quiver.formats import AccessFlag, ConstructKind, DataOpKind, EventKind, LogBuilder, MapType
 from quiver.formats.writer import write_log
 
 import quiver
@@ -92,17 +92,8 @@ def test_masked_writes_sharing_one_slot_race_on_it_only(tmp_path):
 def rma_store_after_put(mask: int) -> LogBuilder:
     """An MPI_Put from ``buf`` (16 bytes), then a local masked store of 8-byte slots from buf - 16 (Fig. 4a of
     the RMA checker's tests, the store as a masked row)."""
-    b = LogBuilder(ranks=2)
-    for r in range(2):
-        b.win_create(r, 0, 0x10000 + r * 0x10000, 64, disp_unit=4)
-    for r in range(2):
-        b.mpi_sync(r, S.LOCK_ALL, 0)
-    buf = 0x90000
-    b.rma(0, RmaOp.PUT, 0, 1, 0, 16, origin_addr=buf, site=("a.c", 10))
-    b.access(buf - 16, 8, write=True, rank=0, site=("a.c", 12), mask=mask, width=8)
-    for r in range(2):
-        b.mpi_sync(r, S.UNLOCK_ALL, 0)
-    return b
+    return store_after_put(lambda b, buf: b.access(buf - 16, 8, write=True, rank=0, site=("a.c", 12), mask=mask,
+                                                   width=8))
 
 
 @pytest.mark.parametrize(("mask", "lines"), [(0b10001, []), (0b10101, [(12, 10)]), (0b11001, [(12, 10)])])

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 from nowait_logs import Program
-from planes_logs import findings, same_findings, write_both
-from quiver.formats import ConstructKind, DataOpKind, LogBuilder, MapType, RmaOp
-from quiver.formats import MpiSyncKind as S
+from planes_logs import findings, same_findings, store_after_put, write_both
+from quiver.formats import ConstructKind, DataOpKind, LogBuilder, MapType
 
 import quiver
 
@@ -41,16 +40,8 @@ def test_a_race_in_the_last_plane_only(tmp_path):
 def test_an_rma_race_in_the_last_plane_only(tmp_path):
     """A local store of three planes after an MPI_Put from the buffer: only the last plane lands in the
     put's origin buffer (Fig. 4a of the RMA checker's tests, the store as planes)."""
-    b = LogBuilder(ranks=2)
-    for r in range(2):
-        b.win_create(r, 0, 0x10000 + r * 0x10000, 64, disp_unit=4)
-    for r in range(2):
-        b.mpi_sync(r, S.LOCK_ALL, 0)
-    buf = 0x90000
-    b.rma(0, RmaOp.PUT, 0, 1, 0, 16, origin_addr=buf, site=("a.c", 10))
-    b.access(buf - 2 * 64, 4, write=True, rank=0, site=("a.c", 12), stride=8, blocks=2, planes=3, plane_stride=64)
-    for r in range(2):
-        b.mpi_sync(r, S.UNLOCK_ALL, 0)
+    b = store_after_put(lambda b, buf: b.access(buf - 2 * 64, 4, write=True, rank=0, site=("a.c", 12), stride=8,
+                                                blocks=2, planes=3, plane_stride=64))
     found = same_findings(b, tmp_path, "rma")
     assert [(f["access"]["line"], f["related"][0]["site"]["line"]) for f in found] == [(12, 10)]
 
