@@ -182,6 +182,34 @@ static __attribute__((noinline)) void F(write_in_block)(F(shv) s, i64 s0, i64 s1
     }
 }
 
+/* Whether the plain map (keep, set) changes no shadow byte of a masked row's present slots (format version
+ * 6): `sz` shadow elements each from sb, slot i at sb + i * sz when bit i of `bits` is set, all in one CV.
+ * A block whose bounds say no byte changes is not read; a uniform one that would change is a change. Why:
+ * a conditional store rewriting what it wrote before (sweep after sweep) is settled in one pass over its
+ * slots instead of one map_range per run of slots. */
+static __attribute__((noinline)) int F(slots_unchanged)(F(shv) s, i64 sb, i64 sz, uint64_t bits, i64 keep,
+                                                        i64 set_bits) {
+    i64 lgb = s.lgb, bsz = (i64)1 << lgb, span = (64 - __builtin_clzll(bits)) * sz;
+    SH m = (SH)(~keep | set_bits), want = (SH)set_bits;
+    for (i64 b = sb >> lgb; b <= (sb + span - 1) >> lgb; b++) {
+        i64 lb = s.blo[b], ub = s.bhi[b];
+        if (unchanged(lb, ub, keep, set_bits))
+            continue;
+        if (lb == ub)
+            return 0;
+        i64 bs = b << lgb, be = bs + bsz;
+        SH diff = 0;
+        for (uint64_t q = bits; q; q &= q - 1) {
+            i64 x0 = sb + __builtin_ctzll(q) * sz, x1 = x0 + sz;
+            for (i64 x = x0 > bs ? x0 : bs; x < x1 && x < be; x++)   /* (the slot's bytes in block b) */
+                diff |= (SH)((s.shadow[x] & m) ^ want);
+        }
+        if (diff)
+            return 0;
+    }
+    return 1;
+}
+
 /* Whether every shadow byte in [s0, s1) has bit (a read finds its copy valid). */
 static inline int F(all_have)(F(shv) s, i64 s0, i64 s1, i64 bit) {
     i64 lgb = s.lgb, bsz = (i64)1 << lgb, b = s0 >> lgb;
@@ -670,6 +698,21 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
     }
     i64 row_e = -1;   /* CV entry the row's first block began in: later blocks outside it overflow it */
     int row_first = 1;
+    if (masked && write && !watching && di >= 0 && slot_step == slot_sz) {
+        /* a write of contiguous slots wholly inside a cached CV that changes none of them: settled at once */
+        i64 a = (i64)addr[r], span = (64 - __builtin_clzll(bits)) * slot_sz;
+        i64 key0 = ((rk * ndev + di) << SHIFT) | a;
+        if (a >= 0 && ((a + span) >> SHIFT) == 0) {
+            if (!(cv.lo <= key0 && key0 + span <= cv.hi) && cv2.lo <= key0 && key0 + span <= cv2.hi) {
+                tmp = cv;
+                cv = cv2;
+                cv2 = tmp;
+            }
+            if (cv.lo <= key0 && key0 + span <= cv.hi &&
+                F(slots_unchanged)(s, cv.shadow + (key0 - cv.lo), slot_sz, bits, keep_dev, cv_valid(di) | cv_init(di)))
+                bits = 0;
+        }
+    }
     for (i64 plane = 0; masked ? bits != 0 : plane < nplanes; plane++) {
         i64 a0 = (i64)addr[r] + plane * pstride;
         if (masked) {   /* the next run of set bits: slots i .. i + k - 1 */
