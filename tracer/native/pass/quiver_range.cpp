@@ -941,6 +941,8 @@ public:
   bool innerLevels(Access &A, bool Widen) {
     Loop *L = LI.getLoopFor(A.I->getParent());
     if (!L) return false;
+    if (BasicBlock *Latch = L->getLoopLatch(); Latch && !DT.dominates(A.I->getParent(), Latch))
+      A.Maybe = true; // (whatever else keeps it per access: a call in the loop, a non-affine address)
     const SCEV *S = SE.getSCEV(A.Ptr);
     if (!S->getType()->isPointerTy()) return true;
     S = SE.getPtrToIntExpr(S, IntPtr);
@@ -971,10 +973,7 @@ public:
       if (!PH || !Latch || (L->getExitingBlock() != Latch && !Top)) return refused("not one exit at the latch");
       if (!plain(L)) return refused("a call or atomic in the loop");
       if (Top && Need == L->getHeader()) return refused("in the loop's test"); // runs once more than the body
-      if (!everyIteration(L, Need, K, Conds)) {
-        A.Maybe |= K == 0;
-        return refused("not on every iteration");
-      }
+      if (!everyIteration(L, Need, K, Conds)) return refused("not on every iteration");
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
       size_t Wrapped = CK.size(); // CK[Wrapped..]: counters of L that must not wrap (countWithoutWrap)
       if (isa<SCEVCouldNotCompute>(BTC)) BTC = countWithoutWrap(L, CK);
