@@ -711,7 +711,7 @@ def cond_mask_truth(n: int) -> dict[tuple[int, bool], tuple[int, int]]:
     inv = [(mix(i) % 1000) / 1000.0 for i in range(n)]
     return {(lines["out[i] = in[i]"], True, "out"): (sum(v > 0.3 for v in inv), 8),
             (lines["sum += f[i]"], False, "f"): (sum(mix(7 * i + 1) % 5 != 0 for i in range(n)), 4),
-            (lines["flag[i] = 1"], True, "flag"): (sum(v < 0.1 for v in inv), 1)}
+            (lines["flag[i] = 1"], True, "flag"): (sum(mix(i) % 10 == 0 for i in range(n)), 1)}
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])

@@ -1,6 +1,7 @@
 /* Conditional accesses with data-dependent gaps (masked runs): a store of doubles on ~70% of the
- * elements, a read of floats on ~80%, a store of bytes on ~10% (long gaps), each from a hash of the
- * index, in kernels whose threads take chunks that end anywhere inside a 64-element window. `out` is
+ * elements, a read of floats on ~80%, a store of bytes on ~10% (long gaps; its condition a call, which
+ * -O0 keeps in the loop), each from a hash of the index, in kernels whose threads take chunks that end
+ * anywhere inside a 64-element window. `out` is
  * mapped `alloc` and copied back with `target update from`: the elements the store skipped were never
  * initialised on the device, and the host reads them after the copy. */
 #include <stdio.h>
@@ -33,7 +34,7 @@ int main(int argc, char **argv) {
       if (keep[i]) sum += f[i];
 #pragma omp target teams distribute parallel for
     for (int i = 0; i < n; i++)
-      if (in[i] < 0.1) flag[i] = 1;
+      if (mix(i) % 10 == 0) flag[i] = 1; /* (a call in the loop at -O0) */
 #pragma omp target update from(out[0:n])
   }
   double s = 0;
