@@ -21,6 +21,8 @@ from .schema import AccessFlag
 MASKED = int(AccessFlag.MASKED)
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import polars as pl
 
 
@@ -44,6 +46,13 @@ def mask_bits(op: np.ndarray | None, id2: np.ndarray | None) -> np.ndarray | Non
     if not masked.any():
         return None
     return np.where(masked, np.asarray(id2, dtype=np.int64).view(np.uint64), np.uint64(0))
+
+
+def row_masks(cols: Mapping[str, np.ndarray], rows: np.ndarray) -> np.ndarray | None:
+    """``mask_bits`` of the given rows of a log's columns (None too when ``op`` or ``id2`` was not read)."""
+    if "op" not in cols or "id2" not in cols:
+        return None
+    return mask_bits(cols["op"][rows], cols["id2"][rows])
 
 
 def row_blocks(aux2: np.ndarray, name: np.ndarray | None = None, masks: np.ndarray | None = None) -> np.ndarray:

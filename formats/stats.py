@@ -105,13 +105,13 @@ class LogStats:
             return
         import numpy as np
 
-        from .blocks import mask_bits, row_blocks
+        from .blocks import row_blocks, row_masks
 
         if "aux2" in cols and (first or self.blocks is not None):
             acc = kind == int(EventKind.ACCESS)
             name = cols["name"][acc] if "name" in cols else None
             # a masked run (format version 6) stands for its present slots
-            masks = mask_bits(cols["op"][acc], cols["id2"][acc]) if "op" in cols and "id2" in cols else None
+            masks = row_masks(cols, acc)
             self.blocks = (self.blocks or 0) + int(row_blocks(cols["aux2"][acc], name, masks).sum())
         else:
             self.blocks = None

@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from quiver.formats import AccessFlag, ConstructKind, EventKind, EventLog, MapType, RmaOp
-from quiver.formats.blocks import block_counts, expand_blocks, mask_bits
+from quiver.formats.blocks import block_counts, expand_blocks, row_masks
 from quiver.formats.names import ALLOC_NAMES, CONSTRUCT_NAMES_BY_KEY, map_type_name
 from quiver.formats.select import SEQ_DTYPE, iter_events, select_events
 from quiver.formats.views import locations_frame
@@ -83,7 +83,7 @@ def _blocks_overlapping(rank: np.ndarray, lo: np.ndarray, length: np.ndarray, co
     out = np.zeros(len(rank), dtype=bool)
     out[~strided] = keep
     rows = np.flatnonzero(strided)
-    masks = mask_bits(cols["op"][rows], cols["id2"][rows]) if "op" in cols and "id2" in cols else None
+    masks = row_masks(cols, rows)
     row, b_lo, b_hi = expand_blocks(lo[rows], cols["size"][rows], cols["addr2"][rows], cols["aux2"][rows], masks=masks)
     hit = _overlapping(rank[rows][row], b_lo.astype(np.uint64), b_hi.astype(np.uint64), ranges)
     out[rows[np.unique(row[hit])]] = True

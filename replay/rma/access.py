@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from quiver.formats import AccessFlag, EventKind, LockType, MpiSyncKind, RmaOp, WinFlavor
-from quiver.formats.blocks import expand_blocks, mask_bits
+from quiver.formats.blocks import expand_blocks, row_masks
 from quiver.formats.jit import kernel
 from quiver.replay.rma.sync import INF, Clocks, RankOrder, _key
 
@@ -384,7 +384,7 @@ def build(cols: dict[str, np.ndarray], ro: RankOrder, clk: Clocks) -> tuple[Acce
     acc = np.flatnonzero((kind == EventKind.ACCESS) & (cols["device"] < 0) & (cols["size"] > 0))
     if len(acc):
         blk, lo, hi = expand_blocks(cols["addr"][acc], cols["size"][acc], cols["addr2"][acc], cols["aux2"][acc],
-                                    cols["name"][acc], cols["id2"][acc], mask_bits(cols["op"][acc], cols["id2"][acc]))
+                                    cols["name"][acc], cols["id2"][acc], row_masks(cols, acc))
         acc = acc[blk]  # one row per block of a strided run (per plane: format version 5; present slot: 6)
         write = (cols["op"][acc] & AccessFlag.WRITE) != 0
         unit = ro.unit[acc]

@@ -1798,6 +1798,7 @@ public:
     Value *A = B.CreatePtrToInt(P, IntPtr), *E = B.CreateAdd(A, N);
     Value *StepP = B.CreateStructGEP(SiteTy, C, 2);
     bool Maybe = Desc & QV_DESC_MAYBE;
+    uint64_t Bytes = Maybe ? cast<ConstantInt>(N)->getZExtValue() : 0; // (a single access: its width)
     Value *Hit, *Off = nullptr, *BitsP = nullptr;
     if (!Maybe) {
       Hit = B.CreateAnd(B.CreateICmpEQ(A, Next), B.CreateICmpULE(E, Lim));
@@ -1805,7 +1806,6 @@ public:
       Value *Gap = B.CreateLoad(IntPtr, StepP, /*isVolatile=*/true);
       Value *Base = B.CreateLoad(IntPtr, B.CreateStructGEP(SiteTy, C, 3), /*isVolatile=*/true);
       Off = B.CreateSub(A, Base);
-      uint64_t Bytes = cast<ConstantInt>(N)->getZExtValue();
       Value *Whole = B.CreateICmpEQ(B.CreateAnd(Off, ConstantInt::get(IntPtr, Bytes - 1)), ConstantInt::get(IntPtr, 0));
       Hit = B.CreateAnd(B.CreateAnd(B.CreateICmpULE(B.CreateSub(A, Next), Gap), B.CreateICmpULE(E, Lim)), Whole);
       BitsP = B.CreateStructGEP(SiteTy, C, 4);
@@ -1817,7 +1817,6 @@ public:
       Value *Step = Then.CreateLoad(IntPtr, StepP, /*isVolatile=*/true);
       Then.CreateStore(Then.CreateAdd(E, Step), NextP, /*isVolatile=*/true);
     } else { // bits |= 1 << (offset / width) (mod 64: a contiguous run's bits are not read), next = end
-      uint64_t Bytes = cast<ConstantInt>(N)->getZExtValue();
       Value *Slot = Then.CreateAnd(Then.CreateLShr(Off, ConstantInt::get(IntPtr, llvm::countr_zero(Bytes))),
                                    ConstantInt::get(IntPtr, 63));
       Value *Bits = Then.CreateLoad(IntPtr, BitsP, /*isVolatile=*/true);
