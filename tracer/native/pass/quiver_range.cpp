@@ -94,6 +94,7 @@
 
 #include "../qv_entry.h" // the `desc` bits of the entry points
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <type_traits>
@@ -1882,6 +1883,50 @@ public:
     for (auto &G : Groups) emitBlocks(G);
   }
 
+  /// Accesses an earlier one of the same block already reports: the same address (pointer value)
+  /// and bytes, nothing between them that could order another thread's accesses (a call that may
+  /// touch memory, a fence, an atomic or volatile access), the earlier a store or both loads
+  /// (`x[i]` read again after a store AA cannot separate from it: `v[i] = ...x[i]...; x[i] += v[i]`).
+  /// The thread's earlier access covers the bytes in every analysis (same vector clock; a store
+  /// makes them valid and is the stronger access), so the later one gets no callback, as TSan
+  /// skips repeated accesses within a block. Both calls would run under the same guard or none.
+  void dropRepeats(std::vector<Site> &Sites) {
+    std::map<Instruction *, Site *> SiteOf;
+    for (Site &S : Sites) SiteOf[S.I] = &S;
+    std::set<Instruction *> Drop;
+    std::set<BasicBlock *> BBs;
+    for (Site &S : Sites) BBs.insert(S.I->getParent());
+    for (BasicBlock *BB : BBs) {
+      std::vector<Site *> Live;
+      for (Instruction &I : *BB) {
+        if (auto It = SiteOf.find(&I); It != SiteOf.end()) {
+          Site *S = It->second;
+          Value *P = getLoadStorePointerOperand(S->I);
+          bool Covered = false;
+          for (Site *E : Live)
+            Covered |= getLoadStorePointerOperand(E->I) == P && E->A->Bytes == S->A->Bytes && E->Guard == S->Guard &&
+                       (E->A->Store || !S->A->Store);
+          if (Covered) Drop.insert(S->I);
+          else Live.push_back(S);
+          continue;
+        }
+        if (auto *CB = dyn_cast<CallBase>(&I)) {
+          if (isa<DbgInfoIntrinsic>(CB)) continue;
+          if (auto *II = dyn_cast<IntrinsicInst>(CB))
+            if (II->isLifetimeStartOrEnd() || II->getIntrinsicID() == Intrinsic::assume) continue;
+          if (CB->mayReadOrWriteMemory()) Live.clear();
+          continue;
+        }
+        auto *LdI = dyn_cast<LoadInst>(&I);
+        auto *StI = dyn_cast<StoreInst>(&I);
+        if (isa<FenceInst>(I) || I.isAtomic() || (LdI && !LdI->isSimple()) || (StI && !StI->isSimple()))
+          Live.clear();
+      }
+    }
+    Sites.erase(std::remove_if(Sites.begin(), Sites.end(), [&](const Site &S) { return Drop.count(S.I) > 0; }),
+                Sites.end());
+  }
+
   /// Whether A's address depends on a value loaded in its loop (`p[col[k]]`, a gather or scatter
   /// through an index array): the tracer then looks for no affine-walk run shapes.
   bool indexed(const Access &A) {
@@ -2050,7 +2095,10 @@ public:
     for (size_t K = 0; K < As.size(); ++K)
       for (Copy &C : Copies[K])
         if (C.Call) Sites.push_back({C.I, &As[K], C.Guard, LI.getLoopFor(C.I->getParent()) != nullptr});
-    if (Hoist) blocks(Sites);
+    if (Hoist) {
+      dropRepeats(Sites);
+      blocks(Sites);
+    }
     static const char *Sizes[] = {"1", "2", "4", "8", "16"};
     for (Site &S : Sites) {
       if (S.Done) continue;
