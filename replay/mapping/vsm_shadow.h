@@ -182,32 +182,63 @@ static __attribute__((noinline)) void F(write_in_block)(F(shv) s, i64 s0, i64 s1
     }
 }
 
-/* Whether the plain map (keep, set) changes no shadow byte of a masked row's present slots (format version
- * 6): `sz` shadow elements each from sb, slot i at sb + i * sz when bit i of `bits` is set, all in one CV.
- * A block whose bounds say no byte changes is not read; a uniform one that would change is a change. Why:
- * a conditional store rewriting what it wrote before (sweep after sweep) is settled in one pass over its
- * slots instead of one map_range per run of slots. */
-static __attribute__((noinline)) int F(slots_unchanged)(F(shv) s, i64 sb, i64 sz, uint64_t bits, i64 keep,
-                                                        i64 set_bits) {
-    i64 lgb = s.lgb, bsz = (i64)1 << lgb, span = (64 - __builtin_clzll(bits)) * sz;
-    SH m = (SH)(~keep | set_bits), want = (SH)set_bits;
-    for (i64 b = sb >> lgb; b <= (sb + span - 1) >> lgb; b++) {
-        i64 lb = s.blo[b], ub = s.bhi[b];
-        if (unchanged(lb, ub, keep, set_bits))
-            continue;
-        if (lb == ub)
-            return 0;
-        i64 bs = b << lgb, be = bs + bsz;
-        SH diff = 0;
-        for (uint64_t q = bits; q; q &= q - 1) {
-            i64 x0 = sb + __builtin_ctzll(q) * sz, x1 = x0 + sz;
-            for (i64 x = x0 > bs ? x0 : bs; x < x1 && x < be; x++)   /* (the slot's bytes in block b) */
-                diff |= (SH)((s.shadow[x] & m) ^ want);
+/* Whether every shadow byte of a masked row's present slots has (byte & m) == want (format version 6): `sz`
+ * shadow elements per slot from sb, slot i at sb + i * sz when bit i of `bits` is set, all in one CV. A write
+ * that changes none of them is m = ~keep | set, want = set; a read that finds them all valid m = want = the
+ * valid bit. Shadow blocks whose bounds already say so are not read; the others 8 bytes at a time, the gaps'
+ * bytes masked out (a gap keeps other bits: a conditional store leaves the host copy of what it skipped
+ * valid). Why: a conditional access rereading or rewriting what it touched before (sweep after sweep) is
+ * settled in one pass over its window instead of one map_range or check per run of slots. */
+static __attribute__((noinline)) int F(slots_hold)(F(shv) s, i64 sb, i64 sz, uint64_t bits, i64 m, i64 want) {
+    i64 lgb = s.lgb, nslots = 64 - __builtin_clzll(bits), span = nslots * sz;
+    SH mm = (SH)m, ww = (SH)want;
+    if ((ww & ~mm) != 0)
+        return 0;
+    int settled = 1;
+    for (i64 b = sb >> lgb; b <= (sb + span - 1) >> lgb && settled; b++)
+        settled = ((SH)s.blo[b] & ww) == ww && ((SH)s.bhi[b] & (SH)(mm & ~ww)) == 0;
+    if (settled)
+        return 1;
+    const unsigned char *base = (const unsigned char *)(s.shadow + sb);
+    i64 slot_bytes = sz * (i64)sizeof(SH), nbytes = span * (i64)sizeof(SH);
+    uint64_t rep = sizeof(SH) == 1 ? 0x0101010101010101ull : sizeof(SH) == 2 ? 0x0001000100010001ull
+                                                                                : 0x0000000100000001ull;
+    uint64_t M = (uint64_t)mm * rep, W = (uint64_t)ww * rep;
+    if (slot_bytes <= 8 && !(slot_bytes & (slot_bytes - 1))) {
+        int per = (int)(8 / slot_bytes);   /* slots per 8-byte word */
+        for (i64 k = 0; 8 * k < nbytes; k++) {
+            uint64_t q = (bits >> (k * per)) & (per == 64 ? ~0ull : (1ull << per) - 1), lanes;
+            if (!q)
+                continue;
+            /* bit j of q -> the bytes of slot j of the word */
+            if (slot_bytes == 8) {
+                lanes = ~0ull;
+            } else if (slot_bytes == 4) {
+                lanes = ((q | q << 31) & 0x0000000100000001ull) * 0xFFFFFFFFull;
+            } else if (slot_bytes == 2) {
+                q = (q | q << 30) & 0x0000000300000003ull;
+                lanes = ((q | q << 15) & 0x0001000100010001ull) * 0xFFFFull;
+            } else {
+                q = (q | q << 28) & 0x0000000F0000000Full;
+                q = (q | q << 14) & 0x0003000300030003ull;
+                lanes = ((q | q << 7) & 0x0101010101010101ull) * 0xFFull;
+            }
+            uint64_t v = 0;
+            if (8 * k + 8 <= nbytes)
+                __builtin_memcpy(&v, base + 8 * k, 8);
+            else   /* (the window's last word: no byte past it is read) */
+                for (i64 j = 0; 8 * k + j < nbytes; j++)
+                    v |= (uint64_t)base[8 * k + j] << (8 * j);
+            if (((v & M) ^ W) & lanes)
+                return 0;
         }
-        if (diff)
-            return 0;
+        return 1;
     }
-    return 1;
+    SH diff = 0;
+    for (uint64_t q = bits; q; q &= q - 1)
+        for (i64 x = sb + __builtin_ctzll(q) * sz, x1 = x + sz; x < x1; x++)
+            diff |= (SH)((s.shadow[x] & mm) ^ ww);
+    return diff == 0;
 }
 
 /* Whether every shadow byte in [s0, s1) has bit (a read finds its copy valid). */
@@ -698,8 +729,9 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
     }
     i64 row_e = -1;   /* CV entry the row's first block began in: later blocks outside it overflow it */
     int row_first = 1;
-    if (masked && write && !watching && di >= 0 && slot_step == slot_sz) {
-        /* a write of contiguous slots wholly inside a cached CV that changes none of them: settled at once */
+    if (masked && !watching && di >= 0 && slot_step == slot_sz) {
+        /* contiguous slots wholly inside a cached CV, a write that changes none of them or a read that finds
+         * them all valid: settled at once */
         i64 a = (i64)addr[r], span = (64 - __builtin_clzll(bits)) * slot_sz;
         i64 key0 = ((rk * ndev + di) << SHIFT) | a;
         if (a >= 0 && ((a + span) >> SHIFT) == 0) {
@@ -708,8 +740,10 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                 cv = cv2;
                 cv2 = tmp;
             }
+            i64 set = cv_valid(di) | cv_init(di);
             if (cv.lo <= key0 && key0 + span <= cv.hi &&
-                F(slots_unchanged)(s, cv.shadow + (key0 - cv.lo), slot_sz, bits, keep_dev, cv_valid(di) | cv_init(di)))
+                F(slots_hold)(s, cv.shadow + (key0 - cv.lo), slot_sz, bits, write ? ~keep_dev | set : cv_valid(di),
+                              write ? set : cv_valid(di)))
                 bits = 0;
         }
     }

@@ -38,7 +38,7 @@ def kernel(b: LogBuilder, line: int, **access) -> None:
     k = b.construct_begin(ConstructKind.TARGET, site=site(line))
     b.kernel(k)
     for a in access.pop("rows", [access]):
-        b.access(a.pop("addr", DEV0), a.pop("size", 8), device=0, construct=k, site=site(line + 1), width=8, **a)
+        b.access(a.pop("addr", DEV0), a.pop("size", 8), device=0, construct=k, site=site(line + 1), width=a.pop("width", 8), **a)
     b.construct_end(k)
 
 
@@ -128,10 +128,39 @@ def test_a_64_slot_mask_with_bit_63(tmp_path):
     assert (f["bytes"], f["details"]["host_address"]) == (4, hex(HOST + 20))
 
 
+@pytest.mark.parametrize("size", [1, 2, 4, 8, 16])
+@pytest.mark.parametrize("write", [False, True])
+def test_half_written_slots_are_not_settled(tmp_path, size, write):
+    """Device writes of the first half of slots 0, 1 and 3 (a 1-byte slot: slots 0 and 3), then a masked read
+    (or write) of those slots, the same sweep twice: the read finds the second halves uninitialised, one finding
+    at its first bad byte, in each sweep; a write makes them valid, then the rewrite and no read find anything. A window settled at once (all
+    present slots valid, or unchanged by the write) must look at every byte of each present slot (a 1-byte
+    slot: slot 1 is never written)."""
+    b = LogBuilder(program="mask")
+    alloc_mapped(b)
+    half = max(size // 2, 1)
+    k = b.construct_begin(ConstructKind.TARGET, site=site(5))
+    b.kernel(k)
+    for slot in (0, 1, 3) if size > 1 else (0, 3):
+        b.access(DEV0 + slot * size, half, write=True, device=0, construct=k, site=site(6), width=half)
+    b.construct_end(k)
+    for line in (12, 20):
+        kernel(b, line, write=write and line == 12, size=size, width=size, mask=0b1011)
+    kernel_agrees(b.columns())
+    found = mapping(b, tmp_path)
+    if write:
+        assert found == []
+    else:
+        bad = (1, 1) if size == 1 else (0, 3 * (size - half))   # (element of the first bad byte, bad bytes)
+        assert [(f["kind"], f["access"]["line"], f["element"], f["bytes"]) for f in found] == \
+            [("use-of-uninitialized-memory", line, *bad) for line in (13, 21)]
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_random_masked_rows_agree_with_the_oracle(seed):
-    """Random masked writes and reads (contiguous and strided slots, host and device, some running past the
-    device copy's end into the overflow band): the kernel says what the oracle says."""
+    """Random masked writes and reads (contiguous and strided slots of 1-16 bytes, host and device, some running
+    past the device copy's end into the overflow band, some swept twice: a second sweep rewrites and rereads
+    what the first touched, settled at once): the kernel says what the oracle says."""
     rng = np.random.default_rng(seed)
     b = LogBuilder(program="mask")
     alloc_mapped(b, 512)
@@ -141,12 +170,12 @@ def test_random_masked_rows_agree_with_the_oracle(seed):
             slots = int(rng.integers(2, 65))
             bits = int(rng.integers(0, 1 << 62)) | 1 << (slots - 1) | 1
             bits &= (1 << slots) - 1
-            size = int(rng.choice([4, 8]))
+            size = int(rng.choice([1, 2, 4, 8, 16]))
             stride = size * int(rng.choice([1, 1, 2, 3]))
             addr = DEV0 + int(rng.integers(0, 600)) // size * size
             rows.append({"write": bool(rng.integers(0, 2)), "size": size, "stride": stride, "mask": bits,
                          "addr": addr})
-        kernel(b, line, rows=rows)
+        kernel(b, line, rows=[dict(r) for r in rows + rows] if rng.integers(0, 2) else rows)
         if rng.integers(0, 3) == 0:
             copy_back(b, 512)
             b.access(HOST + int(rng.integers(0, 256)), 8, mask=0b101 | int(rng.integers(0, 2)) << 1, site=site(line + 2))
