@@ -336,10 +336,17 @@ def fix_host_read(ctx: Context, d: Described) -> str:
         source = _last_copy_out(ctx, det)
         src_clause = ctx.clause_for((source["rank"], source["id"]), det.name, source["addr"]) if source else None
         target = src_clause or clause
+        if src_clause is not None and ctx.construct_kind(src_clause) == ConstructKind.TARGET_UPDATE:
+            # a motion clause copies nothing in: the device copy must start from the host's values where
+            # it was mapped (`alloc` -> `to`), else the bytes no kernel wrote go back uninitialised
+            target = clause if clause is not None and clause is not src_clause else None
+            when = f" when `target update` at line {_line_of(ctx, source)} copied it back"
+        else:
+            when = " when it was copied back"
         if target is not None and not target["op"] & MapType.TO:
             return (_change(ctx, target, with_direction(target["op"], to=True))
-                    + " (the device never wrote it before it was copied back)")
-        return f"write `{d.var}` on the device before it is copied back{_at(ctx, target)}"
+                    + f" (its device copy still held bytes the device never wrote{when})")
+        return f"write all of `{d.var}` on the device before it is copied back{_at(ctx, src_clause or target)}"
     if det.release_event < 0:
         return f"add `#pragma omp target update from({item})` before line {_line_of(ctx, read)}"
     release = ctx.events.get(det.release_event)

@@ -143,3 +143,27 @@ def test_threads_of_one_kernel_give_the_same_report_whoever_ran_first(record_c):
         assert f["element"] == 0 and f["access"]["line"] == line_of(src, "s += b[i]")
         extents.add(f["extent"])
     assert extents == {"b: 4096 elements mapped (4-byte), element 0 accessed"}
+
+
+@pytest.mark.parametrize(("name", "clause", "fix"), [
+    # a motion clause copies nothing in: the fix is the map clause that made the device copy
+    ("update_from_alloc.c", "map(alloc: out[0:N])",
+     "change `map(alloc: out[0:256])` at {src}:{line} to `map(to: out[0:256])` (its device copy still held bytes "
+     "the device never wrote when `target update` at line {update} copied it back)"),
+    ("from_unwritten.c", "map(from: a[0:N])",
+     "change `map(from: a[0:64])` at {src}:{line} to `map(tofrom: a[0:64])` (its device copy still held bytes the "
+     "device never wrote when it was copied back)"),
+])
+def test_fix_of_a_host_read_of_bytes_the_device_never_wrote(record_c, name, clause, fix):
+    """A host read of bytes copied back from a device copy no kernel fully wrote: the fix adds `to` to the map
+    clause that made the device copy (never to a `target update`'s motion clause, which has no copy-in)."""
+    src = PROGRAMS / "mapping" / name
+    run = record_c(src)
+    _code, doc = analyze(run.log)
+    (f,) = doc["findings"]
+    lines = {line_of(src, clause), line_of(src, "#pragma omp target data") if "target data" in src.read_text()
+             else line_of(src, "#pragma omp target map")}
+    line = int(f["fix"].split(f"{src}:")[1].split(" ")[0])
+    assert line in lines
+    update = line_of(src, "#pragma omp target update from") if "target update" in src.read_text() else 0
+    assert f["fix"] == fix.format(src=src, line=line, update=update)
