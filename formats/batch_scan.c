@@ -108,3 +108,50 @@ void qv_scan_addr_delta(const uint64_t *stored, uint64_t *out, int64_t n, qv_sca
     res->digest = XXH3_64bits_digest(&st);
     res->kinds[0] = res->kinds[1] = 0;
 }
+
+/* The shape rules of ACCESS rows that stand for more than one block (formats/validate.py _check_strided and
+ * _check_masked, FORMAT.md): strided runs, their planes (`name` >= 2) and masked runs (op bit `masked_bit`).
+ * Returns 1 when no row breaks one, 0 at the first that may (validate.py's numpy rules then name the rule and the
+ * row: this pass only proves a batch clean, at least as strictly as they do); *blocks: the blocks the rows stand
+ * for (planes x blocks, a masked run its present slots), as validate.py counts them; *masked: whether a row is a
+ * masked run. Why: those rules are a dozen numpy passes over a batch's rows (half the decoding of a log of
+ * conditional accesses); here one. */
+int qv_access_shapes(const int16_t *kind, const int32_t *op, const uint64_t *size, const int64_t *aux2,
+                     const uint64_t *addr2, const int64_t *id2, const int32_t *name, int64_t n, int access_kind,
+                     int32_t masked_bit, int64_t max_slots, double limit, double *blocks_out, int *masked_out) {
+    double total = 0;
+    int masked_any = 0, clean = 1;
+    for (int64_t i = 0; i < n; i++) {
+        if (kind[i] != access_kind)
+            continue;
+        int64_t nb = aux2[i];
+        int32_t np = name[i];
+        if (nb < 0 || np < -1 || (np >= 2 && nb < 2))
+            clean = 0;
+        if (op[i] & masked_bit) {
+            masked_any = 1;
+            uint64_t bits = (uint64_t)id2[i];
+            if (nb < 2 || nb > max_slots || !(bits & 1) || !((bits >> (nb - 1)) & 1) ||
+                (nb < 64 && (bits >> nb)) || addr2[i] < size[i] || np >= 2 ||
+                (double)(nb - 1) * (double)addr2[i] + (double)size[i] > limit)
+                clean = 0;
+            total += (double)__builtin_popcountll(bits);
+            continue;
+        }
+        if (nb < 2)   /* one block: validate.py's per-event allowance counts it */
+            continue;
+        double stride = (double)addr2[i], sz = (double)size[i], span = (double)(nb - 1) * stride + sz;
+        if (addr2[i] <= size[i] || span > limit)
+            clean = 0;
+        double planes = np > 1 ? (double)np : 1;
+        if (np >= 2) {
+            int64_t ps = id2[i];
+            if ((double)ps <= span || addr2[i] == 0 || (uint64_t)ps % addr2[i] != 0 || (planes - 1) * (double)ps + span > limit)
+                clean = 0;
+        }
+        total += (nb < limit ? (double)nb : limit) * (planes < limit ? planes : limit);
+    }
+    *blocks_out = total;
+    *masked_out = masked_any;
+    return clean;
+}

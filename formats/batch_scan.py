@@ -74,6 +74,10 @@ def library() -> ctypes.CDLL | None:
     lib.qv_scan_kind.restype = None
     lib.qv_scan_addr_delta.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, scan_t]
     lib.qv_scan_addr_delta.restype = None
+    lib.qv_access_shapes.argtypes = [ctypes.c_void_p] * 7 + [ctypes.c_int64, ctypes.c_int, ctypes.c_int32,
+                                                             ctypes.c_int64, ctypes.c_double,
+                                                             ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int)]
+    lib.qv_access_shapes.restype = ctypes.c_int
     return lib
 
 
@@ -109,6 +113,37 @@ def native_decode_addr(stored: np.ndarray) -> tuple[np.ndarray, ColumnScan]:
     r = _Scan()
     _lib().qv_scan_addr_delta(v.ctypes.data, out.ctypes.data, len(v), ctypes.byref(r))
     return out, ColumnScan(f"{r.digest:016x}")
+
+
+SHAPE_COLUMNS = ("kind", "op", "size", "aux2", "addr2", "id2", "name")
+
+
+@dataclass(frozen=True)
+class AccessShapes:
+    """What batch_scan.c's qv_access_shapes says of a batch's ACCESS rows: ``clean`` when none breaks a shape
+    rule of strided runs, planes and masked runs (False: one may; formats/validate.py's rules then decide),
+    the ``blocks`` they stand for, and whether any is ``masked``."""
+
+    clean: bool
+    blocks: float
+    masked: bool
+
+
+def access_shapes(cols: dict[str, np.ndarray], access_kind: int, masked_bit: int, max_slots: int,
+                  limit: int) -> AccessShapes | None:
+    """qv_access_shapes over a batch's columns; None without the library or one of SHAPE_COLUMNS (or another
+    dtype than the log's: the numpy rules then run)."""
+    lib = library()
+    if lib is None or any(c not in cols for c in SHAPE_COLUMNS):
+        return None
+    arrays = [np.ascontiguousarray(cols[c]) for c in SHAPE_COLUMNS]
+    want = (np.int16, np.int32, np.uint64, np.int64, np.uint64, np.int64, np.int32)
+    if any(a.dtype != t for a, t in zip(arrays, want, strict=True)):
+        return None
+    blocks, masked = ctypes.c_double(), ctypes.c_int()
+    clean = lib.qv_access_shapes(*(a.ctypes.data for a in arrays), len(arrays[0]), access_kind, masked_bit,
+                                 max_slots, float(limit), ctypes.byref(blocks), ctypes.byref(masked))
+    return AccessShapes(bool(clean), blocks.value, bool(masked.value))
 
 
 def reference_scan(values: np.ndarray, ranges: bool = True, kind: bool = False) -> ColumnScan:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from . import batch_scan
 from .batch_scan import ColumnScan
 from .errors import LogFormatError
 from .schema import (
@@ -204,8 +205,13 @@ class BatchRules:
                 self._fail_if((kind == ACCESS) & (cols["name"] >= 2), batch,
                               f"planes of an access run in a version {self.version} log (planes: version "
                               f"{PLANES_VERSION} on)", cols["name"])
+        # rows of several blocks (strided runs, planes, masked runs) may be present: their shape rules, in one
+        # C pass when it proves the batch clean (batch_scan.access_shapes), else the numpy rules below
+        multi = "aux2" in cols and (not within("aux2", 0, 2) or planes)
+        shapes = batch_scan.access_shapes(cols, ACCESS, MASKED, MAX_MASK_SLOTS, ADDRESS_LIMIT) if multi else None
+        fast = shapes is not None and shapes.clean and (not shapes.masked or self.version >= MASKED_VERSION)
         masked = None   # ACCESS rows that are masked runs (format version 6), None when there is none
-        if "op" in cols and not within("op", -(1 << 31), MASKED):
+        if not fast and "op" in cols and not within("op", -(1 << 31), MASKED):
             m = (kind == ACCESS) & ((cols["op"] & MASKED) != 0)
             if m.any():
                 masked = m
@@ -223,7 +229,9 @@ class BatchRules:
                 is_map = kind == int(EventKind.MAP_CLAUSE)
                 self._fail_if(is_map & ((aux2 < -1) | (aux2 >= self.n_strings)), batch,
                               "clause-text string id out of range", aux2)
-            if not within("aux2", 0, 2) or planes:
+            if fast:
+                self._check_blocks(cols, shapes.blocks, batch, time_ns)
+            elif multi:
                 self._check_strided(cols, kind == ACCESS, batch, time_ns, planes, masked)
 
     def _check_masked(self, cols: dict[str, np.ndarray], masked: np.ndarray, batch: int) -> None:
@@ -299,7 +307,12 @@ class BatchRules:
         if masked is not None:   # a masked run stands for its present slots
             m = masked[rows]
             per_row[m] = np.bitwise_count(cols["id2"][rows][m].view(np.uint64)) if "id2" in cols else per_row[m]
-        total_f = float(per_row.sum())
+        self._check_blocks(cols, float(per_row.sum()), batch, time_ns)
+
+    def _check_blocks(self, cols: dict[str, np.ndarray], total_f: float, batch: int,
+                      time_ns: Callable[[], np.ndarray] | None) -> None:
+        """The blocks a batch's rows stand for (``total_f``) within its budget: per event, and per ns of run time."""
+        blocks = cols["aux2"]
         total = int(total_f)
         budget = self.block_budget + BLOCKS_PER_EVENT * len(blocks)
         if total <= budget:

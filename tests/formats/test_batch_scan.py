@@ -20,6 +20,7 @@ from quiver.formats import (
     read_log,
 )
 from quiver.formats.schema import COLUMN_NAMES
+from quiver.formats.validate import BLOCKS_PER_EVENT
 from quiver.formats.writer import write_log
 
 CHUNK = 16384   # batch_scan.c's CHUNK: lengths around it cross the boundary of its streaming digest
@@ -179,3 +180,73 @@ def test_control_events_skip_only_batches_without_control_kinds(tmp_path, monkey
     np.testing.assert_array_equal(native.event, reference.event)
     for name in ("kind", "addr", "size", "id"):
         np.testing.assert_array_equal(native[name], reference[name])
+
+
+def _shape_rows(rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+    """n rows of kinds 50 (ACCESS, mostly) and 22: single accesses, strided runs, planes and masked runs, a few with
+    one field pushed past a shape rule (or onto its edge)."""
+    from quiver.formats.schema import COLUMN_DTYPES
+
+    cols = {c: np.zeros(n, COLUMN_DTYPES[c]) for c in COLUMN_NAMES}
+    cols["kind"][:] = np.where(rng.random(n) < 0.9, 50, 22)
+    cols["name"][:] = -1
+    cols["id2"][:] = -1
+    for i in range(n):
+        shape = rng.integers(0, 4)
+        size = int(rng.choice([1, 4, 8, 16]))
+        cols["size"][i], cols["aux2"][i], cols["addr2"][i] = size, 1, 0
+        if shape == 1:   # strided
+            cols["aux2"][i], cols["addr2"][i] = rng.integers(2, 300), size + rng.integers(1, 64)
+        elif shape == 2:   # planes
+            blocks, stride = int(rng.integers(2, 40)), size * int(rng.integers(2, 5))
+            span = (blocks - 1) * stride + size
+            cols["aux2"][i], cols["addr2"][i], cols["name"][i] = blocks, stride, rng.integers(2, 50)
+            cols["id2"][i] = (span // stride + 1 + int(rng.integers(0, 3))) * stride
+        elif shape == 3:   # masked
+            slots = int(rng.integers(2, 65))
+            bits = int(rng.integers(0, 1 << 62)) & ((1 << slots) - 1) | 1 | 1 << (slots - 1)
+            cols["op"][i], cols["aux2"][i], cols["addr2"][i] = 4 | int(rng.integers(0, 2)), slots, size
+            cols["id2"][i] = np.uint64(bits).view(np.int64)
+        if shape == 3 and rng.random() < 0.03:   # a bit past the slots (or, the last slot's bit clear, two rules)
+            cols["aux2"][i] -= 1
+        elif rng.random() < 0.03:   # damage (or an edge that is still valid)
+            column = str(rng.choice(["aux2", "addr2", "name", "id2", "size", "op"]))
+            value = int(rng.choice([-3, -2, -1, 0, 1, 2, 63, 64, 65, 1 << 47, 1 << 48, (1 << 62) + 5]))
+            if column in ("addr2", "size"):
+                value = abs(value)
+            cols[column][i] = np.array(value).astype(cols[column].dtype)
+    other = cols["kind"] != 50   # map clauses (kind 22): a map type, no clause text
+    cols["op"][other], cols["aux2"][other], cols["name"][other], cols["id2"][other] = 1, -1, -1, -1
+    return cols
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_access_shapes_prove_clean_only_what_the_numpy_rules_accept(monkeypatch, seed):
+    """batch_scan.c's qv_access_shapes (the one-pass proof that a batch's strided runs, planes and masked runs keep
+    their shape rules) never calls clean a batch validate.py's numpy rules reject, and counts the blocks they count
+    (the budget: a batch over it is rejected the same either way)."""
+    from quiver.formats.validate import ADDRESS_LIMIT, BatchRules
+    from quiver.formats.validate import MASKED as MASKED_BIT
+
+    rng = np.random.default_rng(seed)
+    verdicts = set()
+    for _ in range(60):
+        cols = _shape_rows(rng, int(rng.integers(1, 400)))
+        shapes = batch_scan.access_shapes(cols, 50, MASKED_BIT, 64, ADDRESS_LIMIT)
+        assert shapes is not None
+        monkeypatch.setattr(batch_scan, "library", lambda: None)
+        budgets = []
+        for budget in (10**12, int(shapes.blocks) - BLOCKS_PER_EVENT * len(cols["kind"]) - 1):
+            rules = BatchRules(Path("x.arrow"), 100, 1, 8, 2, budget, 6)
+            try:
+                rules.check(cols, 0)
+                budgets.append("ok")
+            except LogFormatError as e:
+                budgets.append("budget" if "stand for" in str(e) else "shape")
+        monkeypatch.undo()
+        verdicts.add((shapes.clean, budgets[0]))
+        if budgets[0] == "shape":
+            assert not shapes.clean
+        if shapes.clean and (cols["aux2"][cols["kind"] == 50] >= 2).any():
+            assert budgets == ["ok", "budget"]   # a budget one block short of its blocks: rejected
+    assert (True, "ok") in verdicts and (False, "shape") in verdicts
