@@ -148,11 +148,11 @@ def test_threads_of_one_kernel_give_the_same_report_whoever_ran_first(record_c):
 @pytest.mark.parametrize(("name", "clause", "fix"), [
     # a motion clause copies nothing in: the fix is the map clause that made the device copy
     ("update_from_alloc.c", "map(alloc: out[0:N])",
-     "change `map(alloc: out[0:256])` at {src}:{line} to `map(to: out[0:256])` (its device copy still held bytes "
-     "the device never wrote when `target update` at line {update} copied it back)"),
+     ("change `map(alloc: out[0:256])` at {src}:{line} to `map(to: out[0:256])` (its device copy still held bytes "
+      "the device never wrote when `target update` at line {update} copied it back)")),
     ("from_unwritten.c", "map(from: a[0:N])",
-     "change `map(from: a[0:64])` at {src}:{line} to `map(tofrom: a[0:64])` (its device copy still held bytes the "
-     "device never wrote when it was copied back)"),
+     ("change `map(from: a[0:64])` at {src}:{line} to `map(tofrom: a[0:64])` (its device copy still held bytes the "
+      "device never wrote when it was copied back)")),
 ])
 def test_fix_of_a_host_read_of_bytes_the_device_never_wrote(record_c, name, clause, fix):
     """A host read of bytes copied back from a device copy no kernel fully wrote: the fix adds `to` to the map
