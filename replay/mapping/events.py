@@ -166,16 +166,22 @@ class Detection:
 
 
 def fetch_rows(log: EventLog, events: set[int] | list[int]) -> dict[int, dict[str, int]]:
-    """The given rows (global indices) as dicts of ints: one streaming pass, memory bounded by len(events)."""
+    """The given rows (global indices) as dicts of ints: one streaming pass, memory bounded by len(events).
+    A batch holding none of them is measured by its ``kind`` column alone (the findings' few rows are in a few
+    batches of a long log: decoding every column of every batch up to the last was most of a diagnosis)."""
     wanted = sorted_unique(np.asarray(sorted(events), dtype=np.int64))
     out: dict[int, dict[str, int]] = {}
     if not len(wanted):
         return out
-    for offset, batch in iter_batches(log):
-        n = len(batch["kind"])
+    offset = 0
+    for i in range(log.num_batches):
+        n = len(log.batch(i, ["kind"])["kind"])
         lo, hi = np.searchsorted(wanted, [offset, offset + n])
-        for g in wanted[lo:hi].tolist():
-            out[g] = {c: int(batch[c][g - offset]) for c in COLUMN_NAMES}
+        if hi > lo:
+            batch = log.batch(i)
+            for g in wanted[lo:hi].tolist():
+                out[g] = {c: int(batch[c][g - offset]) for c in COLUMN_NAMES}
         if hi == len(wanted):
             break
+        offset += n
     return out

@@ -431,6 +431,17 @@ static void F(watch)(F(shv) s, const qv_watch *w, i64 s0, i64 s1, i64 g) {
     }
 }
 
+/* Whether no watched shadow byte lies in [s0, s1): the shortcuts that settle a row without looking at its
+ * bytes one by one (and so without F(watch)) apply. Why: the history pass watches a few bytes; every other
+ * row takes the same shortcuts as the first pass. */
+static inline int F(quiet)(const qv_watch *w, i64 s0, i64 s1) {
+    i64 nw = w->n_wa;
+    if (nw == 0)
+        return 1;
+    i64 k = search(w->wa_sh, nw, s0 - 1) + 1;
+    return k >= nw || w->wa_sh[k] >= s1;
+}
+
 /* Copy the bytes of the blocks that are not uniform (the only bytes that hold state). */
 static void F(copy_split)(const SH *src, SH *dst, const i64 *blo, const i64 *bhi, i64 nblocks, i64 lgb) {
     i64 bsz = (i64)1 << lgb;
@@ -729,7 +740,7 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
     }
     i64 row_e = -1;   /* CV entry the row's first block began in: later blocks outside it overflow it */
     int row_first = 1;
-    if (masked && !watching && di >= 0 && slot_step == slot_sz) {
+    if (masked && di >= 0 && slot_step == slot_sz) {
         /* contiguous slots wholly inside a cached CV, a write that changes none of them or a read that finds
          * them all valid: settled at once */
         i64 a = (i64)addr[r], span = (64 - __builtin_clzll(bits)) * slot_sz;
@@ -742,6 +753,7 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
             }
             i64 set = cv_valid(di) | cv_init(di);
             if (cv.lo <= key0 && key0 + span <= cv.hi &&
+                F(quiet)(w, cv.shadow + (key0 - cv.lo), cv.shadow + (key0 - cv.lo) + span) &&
                 F(slots_hold)(s, cv.shadow + (key0 - cv.lo), slot_sz, bits, write ? ~keep_dev | set : cv_valid(di),
                               write ? set : cv_valid(di)))
                 bits = 0;
@@ -802,7 +814,8 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                     /* the common row: one shadow block whose bounds decide it (else the general path) */
                     i64 b0 = sb >> lgb;
                     int one = (sb + sz - 1) >> lgb == b0;
-                    if (!watching && one) {
+                    int quiet = F(quiet)(w, sb, sb + sz);
+                    if (quiet && one) {
                         if (write) {
                             if (unchanged(blo[b0], bhi[b0], keep_dev, cvv | cvi))
                                 goto next_plane;
@@ -810,7 +823,7 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                             goto next_plane;
                         }
                     }
-                    if (masked && !watching) {   /* a run of a masked row's slots: as a strided run's block */
+                    if (masked && quiet) {   /* a run of a masked row's slots: as a strided run's block */
                         if (write) {
                             F(write_piece)(s, sb, sb + sz, b0, one, keep_dev, cvv | cvi);
                             goto next_plane;
@@ -825,7 +838,8 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                      * blocks one by one, and the memo then remembers them */
                     i64 need = write ? ~keep_dev | cvv | cvi : cvv, want = write ? cvv | cvi : cvv;
                     int memo = nblk >= SM_MIN_ROWS;
-                    if (!watching && ((memo && memo_covers(st->memo, ctr, sb, step, sz, nblk, need, want))
+                    int quiet = F(quiet)(w, sb, sb + span);
+                    if (quiet && ((memo && memo_covers(st->memo, ctr, sb, step, sz, nblk, need, want))
                                       || (span >> lgb <= nblk * ((sz >> lgb) + 1)
                                           && span_settled(blo, bhi, lgb, sb, sb + span, write, keep_dev, cvv | cvi,
                                                           cvv)))) {
@@ -834,7 +848,7 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
                     }
                     ctr[C_STRIDED_ROWS] += nblk;
                     int done = 1;
-                    if (write && !watching)
+                    if (write && quiet)
                         F(write_strided)(s, sb, step, sz, nblk, keep_dev, cvv | cvi);
                     else for (i64 blk = 0; blk < nblk; blk++) {
                         i64 s0 = sb + blk * step, s1 = s0 + sz, b0 = s0 >> lgb;
@@ -1017,7 +1031,8 @@ static void F(apply)(const qv_columns *cols, const qv_selection *sel, const qv_t
                 w->wa_done[w->st_w[k]] = 1;
                 k++;
             }
-        } else if (kind[r] == K_ACCESS && blocks[r] <= 1) {
+        }
+        if (kind[r] == K_ACCESS && blocks[r] <= 1) {
             i64 sz = (i64)size[r], a0 = (i64)addr[r], dv = device[r];
             i64 di = dv >= 0 && dv < ndevmap ? devmap[dv] : -1;
             if (sz > 0 && di >= 0 && a0 >= 0 && ((a0 + sz) >> SHIFT) == 0) {
@@ -1027,7 +1042,7 @@ static void F(apply)(const qv_columns *cols, const qv_selection *sel, const qv_t
                     cv = cv2;
                     cv2 = tmp;
                 }
-                if (cv.lo <= key0 && key1 <= cv.hi) {
+                if (cv.lo <= key0 && key1 <= cv.hi && F(quiet)(w, cv.shadow + (key0 - cv.lo), cv.shadow + (key1 - cv.lo))) {
                     i64 cvv = cv_valid(di), cvi = cv_init(di);
                     i64 sb = cv.shadow + (key0 - cv.lo), b0 = sb >> lgb;
                     int one = (sb + sz - 1) >> lgb == b0;
