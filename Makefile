@@ -36,7 +36,6 @@ native: ## build the native tracer libraries and the mapping checker's C kernel 
 TEST_WORKERS ?= 2
 test: ## run the whole test suite (real clang/libomp programs and MPI ranks), TEST_WORKERS processes (pytest-xdist, a module per worker)
 	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 $(if $(filter-out 0 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
-	@find /tmp -maxdepth 1 -name 'tmpfile_*' -user "$$(id -un)" -mmin -120 -delete 2>/dev/null || true
 
 test-fast: ## tests that need no compiler (format, builder, checkers on synthetic logs)
 	$(VENV)/bin/pytest -q -p no:cacheprovider -m "not slow"

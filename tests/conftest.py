@@ -104,7 +104,22 @@ class Recorded:
 
 
 @pytest.fixture(scope="session")
-def omp_build(tmp_path_factory) -> Callable[..., Path]:
+def device_images():
+    """The offload runtime writes each run's device image to /tmp/tmpfile_* and never deletes it. `trace record`
+    removes those of the runs it records; at the end of the session this removes what the session's other runs
+    (a built program under gdb, or run as is) left: only files that appeared during the session and whose bytes
+    are inside an executable the session built (bench/qvbench/tmpfiles.py), never another program's."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from qvbench.tmpfiles import TmpfileSweeper
+
+    sweeper = TmpfileSweeper()
+    before = sweeper.snapshot()
+    yield sweeper
+    sweeper.sweep(before)
+
+
+@pytest.fixture(scope="session")
+def omp_build(tmp_path_factory, device_images) -> Callable[..., Path]:
     """Compile a program under tests/programs with `trace cc`/`trace cxx`; cached per (source, flags)."""
     root = tmp_path_factory.mktemp("omp-bin")
     cache: dict[tuple, Path] = {}
@@ -117,6 +132,7 @@ def omp_build(tmp_path_factory) -> Callable[..., Path]:
             lang = "cxx" if path.suffix in (".cpp", ".cc", ".cxx") else "cc"
             proc = trace_cli(lang, "-g", opt, *extra, str(path), "-o", str(exe))
             assert proc.returncode == 0, f"trace {lang} failed:\n{proc.stderr}"
+            device_images.register(exe)
             cache[key] = exe
         return cache[key]
 
