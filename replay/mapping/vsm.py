@@ -450,9 +450,11 @@ class VsmSession:
         one) so far: how often the kernel's strided shortcuts were taken (tests check they are)."""
         return int(self.ctr[K.C_STRIDED_FAST]), int(self.ctr[K.C_STRIDED_ROWS])
 
-    def detections(self) -> list[Detection]:
-        """The distinct problems found so far (histories filled only for watched bytes)."""
+    def detections(self, histories: VsmSession | None = None) -> list[Detection]:
+        """The distinct problems found so far (histories filled only for watched bytes: this session's, or those a
+        history replay ``histories`` recorded)."""
         st = self.static
+        h = histories if histories is not None else self
         out = []
         for row in self.fd[: self.ctr[K.C_NFIND]]:
             e = int(row[K.F_ENTRY])
@@ -468,8 +470,8 @@ class VsmSession:
                 host_addr=int(row[K.F_HOST]), device_addr=int(row[K.F_DEV]), bytes=int(row[K.F_BYTES]),
                 occurrences=int(row[K.F_OCC]), last_host_addr=int(row[K.F_LASTHOST]), width=int(row[K.F_WIDTH]),
                 access_size=int(row[K.F_ASIZE]), object_lo=int(row[K.F_OBJLO]), object_hi=int(row[K.F_OBJHI]),
-                history=self._history(int(row[K.F_SHADOW]), int(row[K.F_EVENT]),
-                                      di if di >= 0 else entry_di)))
+                history=h._history(int(row[K.F_SHADOW]), int(row[K.F_EVENT]),
+                                   di if di >= 0 else entry_di)))
         return sorted(out, key=Detection.sort_key)
 
     def first_bad_bytes(self) -> Watches:
@@ -520,7 +522,8 @@ def run_vsm(columns: Mapping[str, np.ndarray], order: Sequence[int] | np.ndarray
 
 def replay_log(log: EventLog, control: ControlEvents | None = None, *, history: bool = True,
                progress=None) -> tuple[list[Detection], VsmSession]:
-    """Stream a log through the VSM (a second pass records the history of each first bad byte)."""
+    """Stream a log through the VSM (a second pass records the history of each first bad byte, up to the last
+    first bad access: the findings are the first pass's, their histories the second's)."""
     control = control if control is not None else read_control_events(log)
     static = build_static(control)
     session = VsmSession(static)
@@ -532,8 +535,10 @@ def replay_log(log: EventLog, control: ControlEvents | None = None, *, history: 
     if history:
         watches = session.first_bad_bytes()
         if len(watches.shadow):
-            session = VsmSession(static, watches)
-            stream_log(log, session, None, lazy=False)   # progress counts the first pass only
+            replay = VsmSession(static, watches)
+            # progress counts the first pass only; nothing is watched past the last stop
+            stream_log(log, replay, None, lazy=False, until=int(watches.stop.max()))
+            return session.detections(histories=replay), session
     return session.detections(), session
 
 
@@ -545,13 +550,15 @@ def stream_columns(lazy: bool = True, version: int = FORMAT_VERSION) -> list[str
 
 
 def stream_log(log: EventLog, session: VsmSession, progress, lazy: bool = True,
-            batches: Sequence[Mapping[str, np.ndarray]] | None = None) -> None:
-    """Apply every record batch; ``lazy``: read ``loc``/``id``/``aux`` of a batch only if it needs them
-    (never when recording histories: a row the kernel stops at is applied again). ``batches``: the
-    batches already read with ``stream_columns(lazy)`` (the bench times decoding apart)."""
+            batches: Sequence[Mapping[str, np.ndarray]] | None = None, until: int | None = None) -> None:
+    """Apply every record batch (``until``: up to the one holding that event); ``lazy``: read ``loc``/``id``/``aux``
+    of a batch only if it needs them (never when recording histories: a row the kernel stops at is applied again).
+    ``batches``: the batches already read with ``stream_columns(lazy)`` (the bench times decoding apart)."""
     names = stream_columns(lazy, log.version)
     offset = 0
     for i in range(log.num_batches):
+        if until is not None and offset > until:
+            break
         batch = batches[i] if batches is not None else log.batch(i, names)
         session.apply(batch, base=offset, more=(lambda i=i: log.batch(i, list(LAZY_COLUMNS))) if lazy else None)
         offset += len(batch["kind"])
