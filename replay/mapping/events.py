@@ -123,14 +123,6 @@ VSM_COLUMNS = ["rank", "kind", "device", "loc", "addr", "addr2", "size", "id", "
 PLANE_COLUMNS = ("name", "id2")
 
 
-def iter_batches(log: EventLog, columns: list[str] | None = None) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
-    """(global index of the first row, columns) for every record batch, in order."""
-    offset = 0
-    for batch in log.batches(columns):
-        yield offset, batch
-        offset += len(batch["kind"])
-
-
 @dataclass(frozen=True)
 class Detection:
     """One distinct mapping problem as an engine found it (before any wording or advice).

@@ -1838,6 +1838,15 @@ public:
     ColdCalls.clear();
   }
 
+  /// A call that touches no memory the program sees (debug info, lifetime markers, assumptions, a
+  /// call that neither reads nor writes memory): nothing between two accesses around it can change.
+  static bool inertCall(const CallBase *CB) {
+    if (isa<DbgInfoIntrinsic>(CB)) return true;
+    if (auto *II = dyn_cast<IntrinsicInst>(CB))
+      if (II->isLifetimeStartOrEnd() || II->getIntrinsicID() == Intrinsic::assume) return true;
+    return !CB->mayReadOrWriteMemory();
+  }
+
   /// Accesses of one kind that follow each other in a block, over adjacent bytes of one base (a
   /// fully unrolled loop: `s += a[0]; s += a[1]; ...`), with nothing between them that could
   /// touch those bytes the other way (for stores: nothing that touches memory at all): one block
@@ -1867,11 +1876,7 @@ public:
         }
         if (G.empty()) continue;
         if (auto *CB = dyn_cast<CallBase>(&I)) {
-          if (isa<DbgInfoIntrinsic>(CB)) continue;
-          if (auto *II = dyn_cast<IntrinsicInst>(CB))
-            if (II->isLifetimeStartOrEnd() || II->getIntrinsicID() == Intrinsic::assume) continue;
-          if (!CB->mayReadOrWriteMemory()) continue;
-          close();
+          if (!inertCall(CB)) close();
           continue;
         }
         if (!I.mayReadOrWriteMemory()) continue;
@@ -1911,10 +1916,7 @@ public:
           continue;
         }
         if (auto *CB = dyn_cast<CallBase>(&I)) {
-          if (isa<DbgInfoIntrinsic>(CB)) continue;
-          if (auto *II = dyn_cast<IntrinsicInst>(CB))
-            if (II->isLifetimeStartOrEnd() || II->getIntrinsicID() == Intrinsic::assume) continue;
-          if (CB->mayReadOrWriteMemory()) Live.clear();
+          if (!inertCall(CB)) Live.clear();
           continue;
         }
         auto *LdI = dyn_cast<LoadInst>(&I);
