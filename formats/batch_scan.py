@@ -20,6 +20,7 @@ import numpy as np
 
 from . import addr_delta, integrity
 from .native_build import BuildError, build_library
+from .schema import COLUMN_DTYPES
 
 SOURCE = Path(__file__).resolve().with_name("batch_scan.c")
 KINDS = 128            # `kind` scans say which kinds in [0, KINDS) occur (batch_scan.c's kinds[2])
@@ -137,8 +138,7 @@ def access_shapes(cols: dict[str, np.ndarray], access_kind: int, masked_bit: int
     if lib is None or any(c not in cols for c in SHAPE_COLUMNS):
         return None
     arrays = [np.ascontiguousarray(cols[c]) for c in SHAPE_COLUMNS]
-    want = (np.int16, np.int32, np.uint64, np.int64, np.uint64, np.int64, np.int32)
-    if any(a.dtype != t for a, t in zip(arrays, want, strict=True)):
+    if any(a.dtype != COLUMN_DTYPES[c] for a, c in zip(arrays, SHAPE_COLUMNS, strict=True)):
         return None
     blocks, masked = ctypes.c_double(), ctypes.c_int()
     clean = lib.qv_access_shapes(*(a.ctypes.data for a in arrays), len(arrays[0]), access_kind, masked_bit,
