@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "qv_entry.h"
 #include "qv_rangeset.h"
 
 /* Pending runs per thread: at most QV_RUN_GENERAL ordinary ones, the other slots hold the
@@ -28,10 +29,11 @@
  * records itself, without a call: next = end + step. step 0: it belongs to the run the site fed
  * last (contiguous); else to the next run of a chain of family members (qv_coalesce.inc).
  * A QV_DESC_MAYBE site (a conditional access) instead takes an access at most `step` bytes past
- * `next` whose offset from `base` is a whole number of accesses: bits |= 1 << (offset / width),
- * next = end (step 0: contiguous; else the masked run the site fed last, bits its mask). */
+ * `next` whose offset from `base` is a whole number of accesses: slot k = offset / width,
+ * bits[k / 64 % QV_MASK_WORDS] |= 1 << k % 64, next = end (step 0: contiguous; else the masked run the
+ * site fed last, bits its mask). */
 typedef struct qv_site {
-  uintptr_t next, lim, step, base, bits;
+  uintptr_t next, lim, step, base, bits[QV_MASK_WORDS];
 } qv_site;
 
 typedef struct qv_run {
@@ -57,7 +59,9 @@ typedef struct qv_run {
   uintptr_t site_ov;/* bytes each access of that site rereads of the one before (`f[i] + f[i + 1]` as one
                        load per i): its next access starts this far before the run's end */
   uint64_t mask;    /* 0, or a masked run (qv_coalesce.inc): slot i = [lo + i*width, + width) was
-                       accessed when bit i is set; hi is the end of the last such slot */
+                       accessed when bit i of word i / 64 is set (mask: word 0, whose bit 0, the run's
+                       first slot, is always set; mask_hi: words 1..); hi is the end of the last such slot */
+  uint64_t mask_hi[QV_MASK_WORDS - 1];
 } qv_run;
 
 /* One thread's coalescer (in the tracer's initial-exec TLS block). */

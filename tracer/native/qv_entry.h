@@ -8,5 +8,9 @@
 #define QV_RANGE_OF 0x200     /* a range of accesses of that width (a hoisted loop) */
 #define QV_DESC_MAYBE 0x400   /* a single access its loop skips on some iterations (`if (c) v[i] = x`):
                                  its runs may have gaps (masked runs, FORMAT.md version 6) */
+/* 64-bit words of a conditional access's call-site bitmap (qv_site.bits, which the pass's code sets)
+ * and of a masked run's: QV_MASK_WORDS * 64 slots, written as one masked row per word (FORMAT.md: at most
+ * 64 slots a row) */
+#define QV_MASK_WORDS 8
 
 #endif

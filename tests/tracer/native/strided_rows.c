@@ -90,7 +90,7 @@ static void scenario(uint64_t seed, int per_row, unsigned char out[2][ARENA]) {
     } else if (kind == 1) {
       access_at(a, 4 * (1 + rnd(64)), w, pc, 0, 0, NULL);
     } else if (kind == 4) { /* a conditional access's elements, some skipped: a masked run */
-      for (unsigned j = 0, m = 2 + rnd(rnd(2) ? 80 : 300); j < m; j++) /* (past 64 slots: windows roll over) */
+      for (unsigned j = 0, m = 2 + rnd(rnd(2) ? 80 : 1400); j < m; j++) /* (past 512 slots: windows roll over) */
         if (rnd(10) < 7) access_at(a + 4 * j, 4, w, pc, 4 | g_maybe, 0, NULL);
     } else if (kind == 2 || !last_bsize) {
       uintptr_t stride = rnd(2) ? 32 : 48, bsize = 4 * (1 + rnd(8)), blocks = rnd(3) ? 2 + rnd(30) : 2;

@@ -1783,7 +1783,7 @@ public:
   /// the run that took the access (desc: width | indexed << 8).
   void cachedCall(Instruction *At, Value *Guard, Value *P, Value *N, bool Store, unsigned Desc, const DebugLoc &Loc) {
     Module &M = *F.getParent();
-    StructType *SiteTy = StructType::get(IntPtr, IntPtr, IntPtr, IntPtr, IntPtr); // qv_site
+    StructType *SiteTy = StructType::get(IntPtr, IntPtr, IntPtr, IntPtr, ArrayType::get(IntPtr, QV_MASK_WORDS)); // qv_site
     auto *GV = new GlobalVariable(M, SiteTy, false, GlobalValue::InternalLinkage, Constant::getNullValue(SiteTy),
                                   "__quiver_site", nullptr, GlobalValue::GeneralDynamicTLSModel);
     if (Guard) {
@@ -1809,7 +1809,6 @@ public:
       Off = B.CreateSub(A, Base);
       Value *Whole = B.CreateICmpEQ(B.CreateAnd(Off, ConstantInt::get(IntPtr, Bytes - 1)), ConstantInt::get(IntPtr, 0));
       Hit = B.CreateAnd(B.CreateAnd(B.CreateICmpULE(B.CreateSub(A, Next), Gap), B.CreateICmpULE(E, Lim)), Whole);
-      BitsP = B.CreateStructGEP(SiteTy, C, 4);
     }
     Instruction *ThenT, *ElseT;
     SplitBlockAndInsertIfThenElse(Hit, At, &ThenT, &ElseT);
@@ -1817,9 +1816,12 @@ public:
     if (!Maybe) {
       Value *Step = Then.CreateLoad(IntPtr, StepP, /*isVolatile=*/true);
       Then.CreateStore(Then.CreateAdd(E, Step), NextP, /*isVolatile=*/true);
-    } else { // bits |= 1 << (offset / width) (mod 64: a contiguous run's bits are not read), next = end
-      Value *Slot = Then.CreateAnd(Then.CreateLShr(Off, ConstantInt::get(IntPtr, llvm::countr_zero(Bytes))),
-                                   ConstantInt::get(IntPtr, 63));
+    } else { // slot k = offset / width: bits[k / 64] |= 1 << k % 64 (mod QV_MASK_WORDS words: a contiguous
+             // run's bits are not read), next = end
+      Value *K = Then.CreateLShr(Off, ConstantInt::get(IntPtr, llvm::countr_zero(Bytes)));
+      Value *Slot = Then.CreateAnd(K, ConstantInt::get(IntPtr, 63));
+      Value *Word = Then.CreateAnd(Then.CreateLShr(K, ConstantInt::get(IntPtr, 6)), ConstantInt::get(IntPtr, QV_MASK_WORDS - 1));
+      BitsP = Then.CreateGEP(SiteTy, C, {ConstantInt::get(Then.getInt32Ty(), 0), ConstantInt::get(Then.getInt32Ty(), 4), Word});
       Value *Bits = Then.CreateLoad(IntPtr, BitsP, /*isVolatile=*/true);
       Then.CreateStore(Then.CreateOr(Bits, Then.CreateShl(ConstantInt::get(IntPtr, 1), Slot)), BitsP, /*isVolatile=*/true);
       Then.CreateStore(E, NextP, /*isVolatile=*/true);
