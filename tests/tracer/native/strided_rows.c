@@ -41,7 +41,8 @@ static void coal_emit(const qv_run *r, uintptr_t lo, uintptr_t size, uintptr_t s
       if (a < ARENA) g_bytes[r->write][a] = 1;
     }
 }
-static void coal_emit_mask(const qv_run *r, uintptr_t lo, uintptr_t width, uint64_t slots, uint64_t mask) {
+static void coal_emit_mask(const qv_run *r, uintptr_t lo, uintptr_t width, uint64_t slots, uint64_t mask, int last) {
+  (void)last;
   for (uint64_t i = 0; i < slots; i++)
     if (mask >> i & 1) coal_emit(r, lo + i * width, width, 0, 1);
 }

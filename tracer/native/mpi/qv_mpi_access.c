@@ -200,7 +200,8 @@ static void coal_emit(const qv_run *r, uintptr_t lo, uintptr_t size, uintptr_t s
 }
 
 /* Masked runs form only where QV_COAL_SHAPES holds (never here): written as their stretches. */
-static void coal_emit_mask(const qv_run *r, uintptr_t lo, uintptr_t width, uint64_t slots, uint64_t mask) {
+static void coal_emit_mask(const qv_run *r, uintptr_t lo, uintptr_t width, uint64_t slots, uint64_t mask, int last) {
+  (void)last;
   for (uint64_t i = 0; i < slots;) {
     if (!(mask >> i & 1)) {
       i++;
