@@ -1857,7 +1857,7 @@ public:
     std::map<Instruction *, Site *> SiteOf;
     std::set<BasicBlock *> BBs;
     for (Site &S : Sites)
-      if (!S.Guard && S.I == S.A->I && S.A->Level < 0 && !S.A->Maybe && !Maybes.count(S.I)) {
+      if (!S.Guard && S.I == S.A->I && S.A->Level < 0) {
         SiteOf[S.I] = &S;
         BBs.insert(S.I->getParent());
       }
