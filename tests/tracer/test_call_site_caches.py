@@ -94,6 +94,18 @@ def test_conditional_reads_and_a_sliding_pair_are_appended_by_the_program(omp_bu
     assert 0 < big["__quiver_range_store_c"] - small["__quiver_range_store_c"] <= 1200 // 10
 
 
+def site_calls_added(exe: Path, small: str, big: str, tmp_path: Path, monkeypatch) -> tuple[int, int]:
+    """The calls of `__quiver_range_load_c` and `_store_c` (a call-site cache missed) that a run with argument
+    `big` makes more than one with `small`, one thread, while recording (the caches are only filled then)."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    entries = ["__quiver_range_load_c", "__quiver_range_store_c"]
+    counts = []
+    for arg in (small, big):
+        monkeypatch.setenv("QUIVER_RAW_DIR", str(tmp_path / f"raw{arg}"))
+        counts.append(calls_under_gdb(exe, [arg], entries))
+    return tuple(counts[1][e] - counts[0][e] for e in entries)
+
+
 @pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
 def test_an_access_its_block_already_made_gets_no_call(omp_build, tmp_path, monkeypatch):
     """tests/programs/nests/reread_rmw.c: under `if (alive[i])`, `v[i] = ... x[i]; x[i] += ... v[i];
@@ -105,15 +117,7 @@ def test_an_access_its_block_already_made_gets_no_call(omp_build, tmp_path, monk
     slot. Before: the reread of x missed its cache on every element (its run's last slot was not in the
     skip interval the program checks): 1.4 load calls per element; 0.031 and 0.047 with windows of 64."""
     exe = omp_build(NESTS / "reread_rmw.c", opt="-O2")
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-
-    def calls(n: int) -> dict[str, int]:  # while recording (the caches are only filled then)
-        monkeypatch.setenv("QUIVER_RAW_DIR", str(tmp_path / f"raw{n}"))
-        return calls_under_gdb(exe, [str(n)], ["__quiver_range_load_c", "__quiver_range_store_c"])
-
-    small, big = calls(500), calls(8000)
-    loads = big["__quiver_range_load_c"] - small["__quiver_range_load_c"]
-    stores = big["__quiver_range_store_c"] - small["__quiver_range_store_c"]
+    loads, stores = site_calls_added(exe, "500", "8000", tmp_path, monkeypatch)
     # two kernels of 7500 more elements: two load streams, three store streams, about one call per stream
     # and window of 512 slots (0.0039 and 0.0059 per element; 0.031 and 0.047 with windows of 64 slots,
     # 0.06 and 0.09 while a full window's next slot started a plain run and its first gap called again)
@@ -132,15 +136,7 @@ def test_the_read_streams_of_a_conditional_stencil_are_appended_by_the_program(o
     Before: 2.1 load calls and 0.7 store calls per cell (each read the stream ahead held was dropped in a
     call; two sites took one run from each other); 0.24 with the drops alone undone, 2.1 with the sites."""
     exe = omp_build(NESTS / "cond_stencil.c", opt="-O2")
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-
-    def calls(rows: int) -> dict[str, int]:  # while recording (the caches are only filled then)
-        monkeypatch.setenv("QUIVER_RAW_DIR", str(tmp_path / f"raw{rows}"))
-        return calls_under_gdb(exe, [str(rows)], ["__quiver_range_load_c", "__quiver_range_store_c"])
-
-    small, big = calls(64), calls(264)
+    loads, stores = site_calls_added(exe, "64", "264", tmp_path, monkeypatch)
     cells = 2 * 200 * 94  # two steps over 200 more rows of 94 interior cells
-    loads = big["__quiver_range_load_c"] - small["__quiver_range_load_c"]
-    stores = big["__quiver_range_store_c"] - small["__quiver_range_store_c"]
     assert 0 < loads <= cells * 12 // 100  # 0.089 per cell (the block's calls at the gaps)
     assert 0 < stores <= cells // 100  # 0.002
