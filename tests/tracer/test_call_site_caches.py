@@ -140,3 +140,18 @@ def test_the_read_streams_of_a_conditional_stencil_are_appended_by_the_program(o
     cells = 2 * 200 * 94  # two steps over 200 more rows of 94 interior cells
     assert 0 < loads <= cells * 12 // 100  # 0.089 per cell (the block's calls at the gaps)
     assert 0 < stores <= cells // 100  # 0.002
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
+def test_a_stencil_whose_border_a_continue_skips_is_appended_by_the_program(omp_build, tmp_path, monkeypatch):
+    """tests/programs/nests/skip_border.c: one loop over a flattened index, the border columns left by a
+    `continue` (every access conditional), rows of 520 doubles. The read streams a[k - 1] and a[k + 1]
+    read each other's bytes two elements apart: a conditional read run drops no read that comes to the
+    tracer and no other access's call site takes it (as a masked one), so each stream's site appends its
+    own reads. Before: one load call per cell (the two sites took one run from each other at every
+    element, or every read of a[k - 1] the run of a[k + 1] held was dropped in a call)."""
+    exe = omp_build(NESTS / "skip_border.c", opt="-O2")
+    loads, stores = site_calls_added(exe, "8", "48", tmp_path, monkeypatch)
+    cells = 2 * 40 * 518  # two sweeps over 40 more rows of 518 interior cells
+    assert 0 < loads <= cells // 50
+    assert 0 < stores <= cells // 100
