@@ -229,7 +229,7 @@ NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows",
                "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose",
                "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops", "tiled_and",
                "recurrence", "unsigned_cols", "after_scan", "redblack_odd", "planes_order", "rem_gather",
-               "rem_overlap", "aos_cells", "cond_store", "cond_mask", "pair_reads", "reread_rmw", "cond_stencil", "skip_border"]
+               "rem_overlap", "aos_cells", "cond_store", "cond_mask", "pair_reads", "reread_rmw", "cond_stencil", "skip_border", "colour_if"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -276,6 +276,18 @@ def test_nests_whose_rows_do_not_touch_are_strided_records():
                                                       ("load", "i64 20", "i64 12", "4")]
     tri = device_ir(NESTS / "triangle.c")
     assert not strided_calls(tri) and "@__quiver_range_load_c(" in tri
+
+
+def test_an_access_under_a_residue_test_is_a_strided_record():
+    """`if (i % 3 == c)` and `if ((i + j) % 2 == colour)` around the whole body: each access runs on one residue
+    class of the loop's iterations, so it is one strided record of single elements (stride 3 and 2 elements)
+    from the class's first iteration, not a call per access (a masked run per stream, whose hulls cut each
+    other's windows: one call per element). The bytes and findings are per access's
+    (test_nest_shapes_record_the_same_bytes_as_per_access[colour_if])."""
+    calls = strided_calls(device_ir(NESTS / "colour_if.c", "-O2"))
+    assert sorted((k, b, s, w) for k, b, s, _, w in calls) == (
+        [("load", "i64 8", "i64 16", "8")] * 4 + [("load", "i64 8", "i64 24", "8")] * 3 +
+        [("store", "i64 8", "i64 16", "8"), ("store", "i64 8", "i64 24", "8")])
 
 
 def column_stores(ir: str) -> list[tuple[str, str]]:

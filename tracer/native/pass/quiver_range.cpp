@@ -788,6 +788,42 @@ public:
     return true;
   }
 
+  /// A block its loop runs on the iterations of one residue class (`if ((i + j) % 2 == colour)`, `if (i % 3 ==
+  /// c)`): the only way into B is the branch of Guard (run on every iteration of L) on `X % K == C` (srem,
+  /// urem, or `X & (K - 1)`), X an affine counter of L that steps by 1, C invariant.
+  struct Residue {
+    BasicBlock *Guard;
+    const SCEVAddRecExpr *X;
+    const SCEV *C;
+    unsigned K;
+  };
+  std::optional<Residue> residueGuard(Loop *L, BasicBlock *B) {
+    BasicBlock *G = B->getSinglePredecessor();
+    auto *Br = G ? dyn_cast<BranchInst>(G->getTerminator()) : nullptr;
+    auto *Cmp = Br && Br->isConditional() ? dyn_cast<ICmpInst>(Br->getCondition()) : nullptr;
+    if (!Cmp || !Cmp->isEquality() || !L->contains(G) || Br->getSuccessor(0) == Br->getSuccessor(1) ||
+        (Br->getSuccessor(Cmp->getPredicate() == ICmpInst::ICMP_EQ ? 0 : 1) != B))
+      return std::nullopt;
+    for (unsigned Side = 0; Side < 2; ++Side) {
+      auto *Rem = dyn_cast<BinaryOperator>(Cmp->getOperand(Side));
+      Value *CV = Cmp->getOperand(1 - Side);
+      auto *KC = Rem ? dyn_cast<ConstantInt>(Rem->getOperand(1)) : nullptr;
+      if (!KC || !L->isLoopInvariant(CV) || KC->getValue().ugt(64) || KC->getValue().ult(2)) continue;
+      unsigned K = (unsigned)KC->getZExtValue();
+      if (Rem->getOpcode() == Instruction::And) {
+        if (!isPowerOf2_32(K + 1)) continue;
+        K += 1;
+      } else if (Rem->getOpcode() != Instruction::SRem && Rem->getOpcode() != Instruction::URem) {
+        continue;
+      }
+      auto *X = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(Rem->getOperand(0)));
+      auto *One = X ? dyn_cast<SCEVConstant>(X->getStepRecurrence(SE)) : nullptr;
+      if (!X || X->getLoop() != L || !X->isAffine() || !One || !One->isOne()) continue;
+      return Residue{G, X, SE.getSCEV(CV), K};
+    }
+    return std::nullopt;
+  }
+
   /// Byte ranges of A over its innermost loop and the enclosing ones, while they are exact; past
   /// kMaxDepth levels, boxes (boxLevels).
   void levels(Access &A) {
@@ -974,11 +1010,35 @@ public:
       if (!PH || !Latch || (L->getExitingBlock() != Latch && !Top)) return refused("not one exit at the latch");
       if (!plain(L)) return refused("a call or atomic in the loop");
       if (Top && Need == L->getHeader()) return refused("in the loop's test"); // runs once more than the body
+      std::optional<Residue> Res;
+      if (K == 0 && !Top && CK.empty() && !DT.dominates(Need, Latch) && (Res = residueGuard(L, Need))) Need = Res->Guard;
       if (!everyIteration(L, Need, K, Conds)) return refused("not on every iteration");
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
       size_t Wrapped = CK.size(); // CK[Wrapped..]: counters of L that must not wrap (countWithoutWrap)
       if (isa<SCEVCouldNotCompute>(BTC)) BTC = countWithoutWrap(L, CK);
       if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, L)) return refused("no invariant trip count");
+      if (Res) { // L's iterations q0, q0 + K, ... <= BTC: an access every K iterations, from the first one of
+                 // the class (X from X0 >= 0 up without a wrap and 0 <= C < K, checked at run time: else per access)
+        auto *AR = dyn_cast<SCEVAddRecExpr>(C[0]);
+        Type *XT = Res->X->getType(), *CT = Res->C->getType();
+        if (!CK.empty() || C.size() != 1 || !AR || AR->getLoop() != L || !AR->isAffine() || !XT->isIntegerTy() ||
+            !CT->isIntegerTy() || XT->getIntegerBitWidth() > 64 || CT->getIntegerBitWidth() > 64)
+          return refused("a residue class over a counter it cannot follow");
+        const SCEV *KS = SE.getConstant(IntPtr, Res->K), *Last = SE.getTruncateOrZeroExtend(BTC, IntPtr);
+        const SCEV *X0 = SE.getZeroExtendExpr(Res->X->getStart(), IntPtr), *CV = SE.getZeroExtendExpr(Res->C, IntPtr);
+        const SCEV *Q0 = SE.getURemExpr(SE.getMinusSCEV(SE.getAddExpr(CV, KS), SE.getURemExpr(X0, KS)), KS);
+        const SCEV *Step0 = AR->getStepRecurrence(SE);
+        C[0] = SE.getAddRecExpr(SE.getAddExpr(AR->getStart(), SE.getMulExpr(Q0, Step0)), SE.getMulExpr(KS, Step0), L,
+                                SCEV::FlagAnyWrap);
+        const SCEV *XMax = SE.getConstant(APInt::getSignedMaxValue(XT->getIntegerBitWidth()));
+        CK.push_back({Res->X->getStart(), SE.getZero(XT), XMax}); // X from 0 up without a wrap: X % K is X urem K
+        CK.push_back({Res->X->evaluateAtIteration(SE.getTruncateOrZeroExtend(BTC, XT), SE), Res->X->getStart(), XMax});
+        CK.push_back({Last, SE.getZero(IntPtr), SE.getZeroExtendExpr(XMax, IntPtr)});
+        CK.push_back({Res->C, SE.getZero(CT), SE.getConstant(CT, Res->K - 1)});
+        CK.push_back({Q0, SE.getZero(IntPtr), Last});
+        BTC = SE.getUDivExpr(SE.getMinusSCEV(Last, Q0), KS);
+        if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: " << *A.I << " residue class mod " << Res->K << "\n";
+      }
       const SCEV *RanIn = Ran; // (-O0) the loops below ran: a collapsed loop's rows exist
       // a top-tested loop's test sees its counters once more than the body: they must not wrap there either
       SmallVector<std::array<const SCEV *, 3>, 2> LastTest;
