@@ -143,9 +143,10 @@ def test_entry_points_are_declared_once_for_both_tracers_and_the_pass():
 
 def test_entry_desc_bits_are_stated_once():
     bits = c_constants("qv_entry.h")
-    # (and the words of a conditional access's call-site bitmap, which the pass's code and the tracer share)
+    # (and the words of a conditional access's call-site bitmap, which the pass's code and the tracer share, and
+    # where its pitch sits)
     assert bits == {"QV_DESC_WIDTH": 0xFF, "QV_DESC_INDEXED": 0x100, "QV_RANGE_OF": 0x200, "QV_DESC_MAYBE": 0x400,
-                    "QV_MASK_WORDS": 8}
+                    "QV_DESC_PITCH_SHIFT": 16, "QV_MASK_WORDS": 8}
     for name in ("qv_coalesce.h", "qv_coalesce.inc", "qv_access.c", "mpi/qv_mpi_access.c", "pass/quiver_range.cpp"):
         text = re.sub(r"/\*.*?\*/|//[^\n]*", "", (NATIVE / name).read_text(), flags=re.DOTALL)
         assert not re.findall(r"#define QV_(DESC_\w+|RANGE_OF|MASK_WORDS)\b|0x[124]00\b", text), name

@@ -155,3 +155,18 @@ def test_a_stencil_whose_border_a_continue_skips_is_appended_by_the_program(omp_
     cells = 2 * 40 * 518  # two sweeps over 40 more rows of 518 interior cells
     assert 0 < loads <= cells // 50
     assert 0 < stores <= cells // 100
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
+def test_conditional_fields_of_an_array_of_structs_are_appended_by_the_program(omp_build, tmp_path, monkeypatch):
+    """tests/programs/nests/cond_fields.c: `if (p[i].alive) { p[i].x += ... p[i].vx; p[i].y += ... q[i].vy; }`
+    over 24-byte structs. Each conditional access's call site knows its elements are 24 bytes apart (its
+    desc's QV_DESC_PITCH): its masked run's slots are that far apart, it takes nothing but its slots, so the
+    runs of the other fields, whose hulls it interleaves with, neither cut its window nor conflict with it.
+    Before: every conditional access was a call (a masked run of 4-byte slots per field, each hull cutting
+    the others' windows)."""
+    exe = omp_build(NESTS / "cond_fields.c", opt="-O2")
+    loads, stores = site_calls_added(exe, "400", "8400", tmp_path, monkeypatch)
+    elements = 2 * 8000  # two steps over 8000 more particles (~75% live): 4 load and 2 store streams
+    assert 0 < loads <= elements // 50
+    assert 0 < stores <= elements // 100

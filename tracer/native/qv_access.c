@@ -422,9 +422,10 @@ static void coal_emit(const qv_run *r, uintptr_t lo, uintptr_t size, uintptr_t s
 
 /* A masked run's row, written at once (no planes); the run is remembered by its hull for the planes' order
  * checks (plane_clear) with its last one. Only the device side of a kernel makes them (QV_COAL_SHAPES). */
-static void coal_emit_mask(const qv_run *r, uintptr_t lo, uintptr_t width, uint64_t slots, uint64_t mask, int last) {
+static void coal_emit_mask(const qv_run *r, uintptr_t lo, uintptr_t width, uintptr_t pitch, uint64_t slots, uint64_t mask,
+                           int last) {
   qv_tls *t = &qv_t;
-  row_write(t, r->t0, lo, width, width, slots, 1, 0, r->write, r->width, r->pc, t->dev, t->construct, mask);
+  row_write(t, r->t0, lo, width, pitch, slots, 1, 0, r->write, r->width, r->pc, t->dev, t->construct, mask);
   if (last) recent_put(&t->planes, r->write, r->lo, r->hi - r->lo, 0, 1, r->t0, r->t0);
 }
 

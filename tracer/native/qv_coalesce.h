@@ -56,6 +56,8 @@ typedef struct qv_run {
                        accesses only when they are ranges too (a range call sits in a loop's
                        preheader, near code that is not that loop's body) */
   int32_t cond;     /* started by a single access its loop skips on some iterations (QV_DESC_MAYBE) */
+  uintptr_t pitch;  /* bytes from one slot of a masked run to the next: width, or its access's
+                       QV_DESC_PITCH (a field of an array of structs; such a run only ever takes its slots) */
   qv_site *site;    /* the call site that grows it without calls (NULL none) */
   uintptr_t site_ov;/* bytes each access of that site rereads of the one before (`f[i] + f[i + 1]` as one
                        load per i): its next access starts this far before the run's end */

@@ -19,7 +19,7 @@
 __thread uintptr_t __quiver_skip[4];
 static qv_coal g_t;
 static uint64_t g_gen_calls;
-#define ARENA 4096
+#define ARENA 32768
 static uintptr_t g_base;
 static unsigned char g_bytes[2][ARENA];
 
@@ -41,10 +41,11 @@ static void coal_emit(const qv_run *r, uintptr_t lo, uintptr_t size, uintptr_t s
       if (a < ARENA) g_bytes[r->write][a] = 1;
     }
 }
-static void coal_emit_mask(const qv_run *r, uintptr_t lo, uintptr_t width, uint64_t slots, uint64_t mask, int last) {
+static void coal_emit_mask(const qv_run *r, uintptr_t lo, uintptr_t width, uintptr_t pitch, uint64_t slots, uint64_t mask,
+                           int last) {
   (void)last;
   for (uint64_t i = 0; i < slots; i++)
-    if (mask >> i & 1) coal_emit(r, lo + i * width, width, 0, 1);
+    if (mask >> i & 1) coal_emit(r, lo + i * pitch, width, 0, 1);
 }
 static inline void coal_atomic(void *p, size_t n, size_t desc, uintptr_t pc) { (void)p, (void)n, (void)desc, (void)pc; }
 
@@ -90,6 +91,14 @@ static void scenario(uint64_t seed, int per_row, unsigned char out[2][ARENA]) {
       access_at(a, 4 * (1 + rnd(4)), w, pc, 4, 0, NULL);
     } else if (kind == 1) {
       access_at(a, 4 * (1 + rnd(64)), w, pc, 0, 0, NULL);
+    } else if (kind == 4 && rnd(2)) { /* two conditional fields of an array of structs: slots a pitch apart */
+      uintptr_t p = rnd(2) ? 24 : 12, f2 = 4 + 4 * rnd(2);
+      int w2 = rnd(3) == 0, d = g_maybe ? g_maybe | (int)(p << QV_DESC_PITCH_SHIFT) : 0;
+      for (unsigned j = 0, m = 2 + rnd(rnd(2) ? 40 : 700); j < m; j++)
+        if (rnd(10) < 7) {
+          access_at(a + p * j, 4, w, pc, 4 | d, 0, NULL);
+          if (f2 < p) access_at(a + p * j + f2, 4, w2, pc + 8, 4 | d, 0, NULL);
+        }
     } else if (kind == 4) { /* a conditional access's elements, some skipped: a masked run */
       for (unsigned j = 0, m = 2 + rnd(rnd(2) ? 80 : 1400); j < m; j++) /* (past 512 slots: windows roll over) */
         if (rnd(10) < 7) access_at(a + 4 * j, 4, w, pc, 4 | g_maybe, 0, NULL);

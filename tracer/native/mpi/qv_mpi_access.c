@@ -200,16 +200,17 @@ static void coal_emit(const qv_run *r, uintptr_t lo, uintptr_t size, uintptr_t s
 }
 
 /* Masked runs form only where QV_COAL_SHAPES holds (never here): written as their stretches. */
-static void coal_emit_mask(const qv_run *r, uintptr_t lo, uintptr_t width, uint64_t slots, uint64_t mask, int last) {
+static void coal_emit_mask(const qv_run *r, uintptr_t lo, uintptr_t width, uintptr_t pitch, uint64_t slots,
+                           uint64_t mask, int last) {
   (void)last;
   for (uint64_t i = 0; i < slots;) {
     if (!(mask >> i & 1)) {
       i++;
       continue;
     }
-    uint64_t j = i;
-    while (j < slots && (mask >> j & 1)) j++;
-    coal_emit(r, lo + i * width, (j - i) * width, 0, 1);
+    uint64_t j = i + 1;
+    while (pitch == width && j < slots && (mask >> j & 1)) j++;
+    coal_emit(r, lo + i * pitch, (j - i) * width, 0, 1);
     i = j;
   }
 }

@@ -1836,6 +1836,16 @@ public:
     C.CreateCall(CB, Args);
   }
 
+  /// The bytes from one iteration's access at P to the next's in its innermost loop, when a constant more
+  /// than its width (a field of an array of structs): its masked runs' pitch (QV_DESC_PITCH); else 0.
+  unsigned pitchOf(Instruction *I, Value *P, unsigned Bytes) {
+    Loop *L = LI.getLoopFor(I->getParent());
+    auto *AR = L ? dyn_cast<SCEVAddRecExpr>(SE.getSCEV(P)) : nullptr;
+    auto *St = AR && AR->getLoop() == L && AR->isAffine() ? dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE)) : nullptr;
+    if (!St || St->getAPInt().isNegative() || St->getAPInt().ule(Bytes) || St->getAPInt().ugt(0xffff)) return 0;
+    return (unsigned)St->getAPInt().getZExtValue();
+  }
+
   /// Before At, for [P, P+N) of kind Store from a call site in a loop: when the bytes start where
   /// the site's cache (`qv_site` {next, lim, step}, thread-local, tracer/native/qv_omp_int.h) says
   /// and end by its limit, the program records them itself (next = end + step); otherwise checkedCall of
@@ -1860,6 +1870,7 @@ public:
     Value *StepP = B.CreateStructGEP(SiteTy, C, 2);
     bool Maybe = Desc & QV_DESC_MAYBE;
     uint64_t Bytes = Maybe ? cast<ConstantInt>(N)->getZExtValue() : 0; // (a single access: its width)
+    uint64_t Pitch = QV_DESC_PITCH(Desc);                                  // (slots that far apart, else Bytes)
     Value *Hit, *Off = nullptr, *BitsP = nullptr;
     if (!Maybe) {
       Hit = B.CreateAnd(B.CreateICmpEQ(A, Next), B.CreateICmpULE(E, Lim));
@@ -1867,7 +1878,9 @@ public:
       Value *Gap = B.CreateLoad(IntPtr, StepP, /*isVolatile=*/true);
       Value *Base = B.CreateLoad(IntPtr, B.CreateStructGEP(SiteTy, C, 3), /*isVolatile=*/true);
       Off = B.CreateSub(A, Base);
-      Value *Whole = B.CreateICmpEQ(B.CreateAnd(Off, ConstantInt::get(IntPtr, Bytes - 1)), ConstantInt::get(IntPtr, 0));
+      Value *Whole = B.CreateICmpEQ(Pitch ? B.CreateURem(Off, ConstantInt::get(IntPtr, Pitch))
+                                          : B.CreateAnd(Off, ConstantInt::get(IntPtr, Bytes - 1)),
+                                    ConstantInt::get(IntPtr, 0));
       Hit = B.CreateAnd(B.CreateAnd(B.CreateICmpULE(B.CreateSub(A, Next), Gap), B.CreateICmpULE(E, Lim)), Whole);
     }
     Instruction *ThenT, *ElseT;
@@ -1878,7 +1891,8 @@ public:
       Then.CreateStore(Then.CreateAdd(E, Step), NextP, /*isVolatile=*/true);
     } else { // slot k = offset / width: bits[k / 64] |= 1 << k % 64 (mod QV_MASK_WORDS words: a contiguous
              // run's bits are not read), next = end
-      Value *K = Then.CreateLShr(Off, ConstantInt::get(IntPtr, llvm::countr_zero(Bytes)));
+      Value *K = Pitch ? Then.CreateUDiv(Off, ConstantInt::get(IntPtr, Pitch))
+                       : Then.CreateLShr(Off, ConstantInt::get(IntPtr, llvm::countr_zero(Bytes)));
       Value *Slot = Then.CreateAnd(K, ConstantInt::get(IntPtr, 63));
       Value *Word = Then.CreateAnd(Then.CreateLShr(K, ConstantInt::get(IntPtr, 6)), ConstantInt::get(IntPtr, QV_MASK_WORDS - 1));
       BitsP = Then.CreateGEP(SiteTy, C, {ConstantInt::get(Then.getInt32Ty(), 0), ConstantInt::get(Then.getInt32Ty(), 4), Word});
@@ -2164,13 +2178,19 @@ public:
       blocks(Sites);
     }
     static const char *Sizes[] = {"1", "2", "4", "8", "16"};
+    std::map<Instruction *, unsigned> Pitch; // (before any block is split: LoopInfo knows the sites' blocks)
+    for (Site &S : Sites)
+      if (!S.Done && (S.A->Maybe || Maybes.count(S.A->I)))
+        Pitch[S.I] = pitchOf(S.I, getLoadStorePointerOperand(S.I), S.A->Bytes);
     for (Site &S : Sites) {
       if (S.Done) continue;
       Access &A = *S.A;
       Value *P = getLoadStorePointerOperand(S.I);
       Value *N = ConstantInt::get(IntPtr, A.Bytes);
       if (S.InLoop && SiteCache) {
-        cachedCall(S.I, S.Guard, P, N, A.Store, A.Bytes | (indexed(A) ? QV_DESC_INDEXED : 0) | (A.Maybe || Maybes.count(A.I) ? QV_DESC_MAYBE : 0),
+        bool Maybe = A.Maybe || Maybes.count(A.I);
+        cachedCall(S.I, S.Guard, P, N, A.Store, A.Bytes | (indexed(A) ? QV_DESC_INDEXED : 0) | (Maybe ? QV_DESC_MAYBE : 0) |
+                                                    (Maybe ? Pitch[S.I] << QV_DESC_PITCH_SHIFT : 0),
                    S.I->getDebugLoc());
         continue;
       }
