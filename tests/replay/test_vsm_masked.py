@@ -180,3 +180,18 @@ def test_random_masked_rows_agree_with_the_oracle(seed):
             copy_back(b, 512)
             b.access(HOST + int(rng.integers(0, 256)), 8, mask=0b101 | int(rng.integers(0, 2)) << 1, site=site(line + 2))
     kernel_agrees(b.columns())
+
+
+def test_slots_a_pitch_apart_are_settled_by_their_own_bytes(tmp_path):
+    """A field of an array of 12-byte structs read under a condition (`if (p[i].alive) ... p[i].x`): a masked
+    row of ten 4-byte slots 12 bytes apart, after a write of the device copy's first 40 bytes (slots 0-3 and
+    the other fields' bytes between them). The window is not settled at once by the first 40 bytes (ten slots
+    as if contiguous): slots 4-9 are uninitialised, one finding at slot 4 (byte 48: 4-byte element 12), 24 bad
+    bytes."""
+    b = LogBuilder(program="mask")
+    alloc_mapped(b, 256)
+    kernel(b, 5, write=True, size=40, width=4)
+    kernel(b, 12, size=4, width=4, stride=12, mask=(1 << 10) - 1)
+    kernel_agrees(b.columns())
+    (f,) = mapping(b, tmp_path)
+    assert (f["kind"], f["access"]["line"], f["element"], f["bytes"]) == ("use-of-uninitialized-memory", 13, 12, 24)
