@@ -183,14 +183,16 @@ static __attribute__((noinline)) void F(write_in_block)(F(shv) s, i64 s0, i64 s1
 }
 
 /* Whether every shadow byte of a masked row's present slots has (byte & m) == want (format version 6): `sz`
- * shadow elements per slot from sb, slot i at sb + i * sz when bit i of `bits` is set, all in one CV. A write
+ * shadow elements per slot from sb, slot i at sb + i * step when bit i of `bits` is set (step = sz: contiguous
+ * slots; more: a field of an array of structs), all in one CV. A write
  * that changes none of them is m = ~keep | set, want = set; a read that finds them all valid m = want = the
  * valid bit. Shadow blocks whose bounds already say so are not read; the others 8 bytes at a time, the gaps'
  * bytes masked out (a gap keeps other bits: a conditional store leaves the host copy of what it skipped
  * valid). Why: a conditional access rereading or rewriting what it touched before (sweep after sweep) is
  * settled in one pass over its window instead of one map_range or check per run of slots. */
-static __attribute__((noinline)) int F(slots_hold)(F(shv) s, i64 sb, i64 sz, uint64_t bits, i64 m, i64 want) {
-    i64 lgb = s.lgb, nslots = 64 - __builtin_clzll(bits), span = nslots * sz;
+static __attribute__((noinline)) int F(slots_hold)(F(shv) s, i64 sb, i64 sz, i64 step, uint64_t bits, i64 m,
+                                                   i64 want) {
+    i64 lgb = s.lgb, nslots = 64 - __builtin_clzll(bits), span = (nslots - 1) * step + sz;
     SH mm = (SH)m, ww = (SH)want;
     if ((ww & ~mm) != 0)
         return 0;
@@ -199,12 +201,15 @@ static __attribute__((noinline)) int F(slots_hold)(F(shv) s, i64 sb, i64 sz, uin
         settled = ((SH)s.blo[b] & ww) == ww && ((SH)s.bhi[b] & (SH)(mm & ~ww)) == 0;
     if (settled)
         return 1;
+    int uniform = 0;   /* a uniform block's bytes in memory are not its truth (map_range keeps only its bounds) */
+    for (i64 b = sb >> lgb; b <= (sb + span - 1) >> lgb && !uniform; b++)
+        uniform = s.blo[b] == s.bhi[b];
     const unsigned char *base = (const unsigned char *)(s.shadow + sb);
     i64 slot_bytes = sz * (i64)sizeof(SH), nbytes = span * (i64)sizeof(SH);
     uint64_t rep = sizeof(SH) == 1 ? 0x0101010101010101ull : sizeof(SH) == 2 ? 0x0001000100010001ull
                                                                                 : 0x0000000100000001ull;
     uint64_t M = (uint64_t)mm * rep, W = (uint64_t)ww * rep;
-    if (slot_bytes <= 8 && !(slot_bytes & (slot_bytes - 1))) {
+    if (!uniform && step == sz && slot_bytes <= 8 && !(slot_bytes & (slot_bytes - 1))) {
         int per = (int)(8 / slot_bytes);   /* slots per 8-byte word */
         for (i64 k = 0; 8 * k < nbytes; k++) {
             uint64_t q = (bits >> (k * per)) & (per == 64 ? ~0ull : (1ull << per) - 1), lanes;
@@ -236,8 +241,10 @@ static __attribute__((noinline)) int F(slots_hold)(F(shv) s, i64 sb, i64 sz, uin
     }
     SH diff = 0;
     for (uint64_t q = bits; q; q &= q - 1)
-        for (i64 x = sb + __builtin_ctzll(q) * sz, x1 = x + sz; x < x1; x++)
-            diff |= (SH)((s.shadow[x] & mm) ^ ww);
+        for (i64 x = sb + __builtin_ctzll(q) * step, x1 = x + sz; x < x1; x++) {
+            i64 b = x >> lgb;
+            diff |= (SH)(((s.blo[b] == s.bhi[b] ? (SH)s.blo[b] : s.shadow[x]) & mm) ^ ww);
+        }
     return diff == 0;
 }
 
@@ -740,10 +747,10 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
     }
     i64 row_e = -1;   /* CV entry the row's first block began in: later blocks outside it overflow it */
     int row_first = 1;
-    if (masked && di >= 0 && slot_step == slot_sz) {
-        /* contiguous slots wholly inside a cached CV, a write that changes none of them or a read that finds
-         * them all valid: settled at once */
-        i64 a = (i64)addr[r], span = (64 - __builtin_clzll(bits)) * slot_sz;
+    if (masked && di >= 0) {
+        /* slots wholly inside a cached CV, a write that changes none of them or a read that finds them all
+         * valid: settled at once */
+        i64 a = (i64)addr[r], span = (63 - __builtin_clzll(bits)) * slot_step + slot_sz;
         i64 key0 = ((rk * ndev + di) << SHIFT) | a;
         if (a >= 0 && ((a + span) >> SHIFT) == 0) {
             if (!(cv.lo <= key0 && key0 + span <= cv.hi) && cv2.lo <= key0 && key0 + span <= cv2.hi) {
@@ -754,7 +761,7 @@ static __attribute__((noinline)) int F(apply_row)(F(shv) s, const qv_columns *co
             i64 set = cv_valid(di) | cv_init(di);
             if (cv.lo <= key0 && key0 + span <= cv.hi &&
                 F(quiet)(w, cv.shadow + (key0 - cv.lo), cv.shadow + (key0 - cv.lo) + span) &&
-                F(slots_hold)(s, cv.shadow + (key0 - cv.lo), slot_sz, bits, write ? ~keep_dev | set : cv_valid(di),
+                F(slots_hold)(s, cv.shadow + (key0 - cv.lo), slot_sz, slot_step, bits, write ? ~keep_dev | set : cv_valid(di),
                               write ? set : cv_valid(di)))
                 bits = 0;
         }
