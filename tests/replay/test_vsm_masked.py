@@ -156,11 +156,10 @@ def test_half_written_slots_are_not_settled(tmp_path, size, write):
             [("use-of-uninitialized-memory", line, *bad) for line in (13, 21)]
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_random_masked_rows_agree_with_the_oracle(seed):
+def random_masked_log(seed: int) -> LogBuilder:
     """Random masked writes and reads (contiguous and strided slots of 1-16 bytes, host and device, some running
     past the device copy's end into the overflow band, some swept twice: a second sweep rewrites and rereads
-    what the first touched, settled at once): the kernel says what the oracle says."""
+    what the first touched, settled at once)."""
     rng = np.random.default_rng(seed)
     b = LogBuilder(program="mask")
     alloc_mapped(b, 512)
@@ -179,7 +178,32 @@ def test_random_masked_rows_agree_with_the_oracle(seed):
         if rng.integers(0, 3) == 0:
             copy_back(b, 512)
             b.access(HOST + int(rng.integers(0, 256)), 8, mask=0b101 | int(rng.integers(0, 2)) << 1, site=site(line + 2))
-    kernel_agrees(b.columns())
+    return b
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_masked_rows_agree_with_the_oracle(seed):
+    """random_masked_log: the kernel says what the oracle says."""
+    kernel_agrees(random_masked_log(seed).columns())
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_masked_rows_agree_with_the_oracle_over_stale_shadow_bytes(seed, monkeypatch):
+    """The same logs with every shadow array handed out full of stale bytes, as a spare reused from an earlier
+    session is: a uniform block's truth is its bounds, never its bytes (map_range does not write them), so a
+    window settled at once must take a uniform block's value from its bounds (before: seed 3's first pass
+    counted 20 bad bytes instead of 18, only when other tests had run first in the process)."""
+    from quiver.replay.mapping import vsm
+
+    real = vsm._shadow_for
+
+    def stale(owner, size, dtype):
+        shadow = real(owner, size, dtype)
+        shadow.fill(np.iinfo(dtype).max)
+        return shadow
+
+    monkeypatch.setattr(vsm, "_shadow_for", stale)
+    kernel_agrees(random_masked_log(seed).columns())
 
 
 def test_slots_a_pitch_apart_are_settled_by_their_own_bytes(tmp_path):
