@@ -2178,19 +2178,21 @@ public:
       blocks(Sites);
     }
     static const char *Sizes[] = {"1", "2", "4", "8", "16"};
-    std::map<Instruction *, unsigned> Pitch; // (before any block is split: LoopInfo knows the sites' blocks)
+    // a conditional access's desc bits: QV_DESC_MAYBE and its pitch (before any block is split: LoopInfo
+    // knows the sites' blocks then)
+    std::map<Instruction *, unsigned> MaybeDesc;
     for (Site &S : Sites)
       if (!S.Done && (S.A->Maybe || Maybes.count(S.A->I)))
-        Pitch[S.I] = pitchOf(S.I, getLoadStorePointerOperand(S.I), S.A->Bytes);
+        MaybeDesc[S.I] = QV_DESC_MAYBE | pitchOf(S.I, getLoadStorePointerOperand(S.I), S.A->Bytes) << QV_DESC_PITCH_SHIFT;
     for (Site &S : Sites) {
       if (S.Done) continue;
       Access &A = *S.A;
       Value *P = getLoadStorePointerOperand(S.I);
       Value *N = ConstantInt::get(IntPtr, A.Bytes);
       if (S.InLoop && SiteCache) {
-        bool Maybe = A.Maybe || Maybes.count(A.I);
-        cachedCall(S.I, S.Guard, P, N, A.Store, A.Bytes | (indexed(A) ? QV_DESC_INDEXED : 0) | (Maybe ? QV_DESC_MAYBE : 0) |
-                                                    (Maybe ? Pitch[S.I] << QV_DESC_PITCH_SHIFT : 0),
+        auto It = MaybeDesc.find(S.I);
+        cachedCall(S.I, S.Guard, P, N, A.Store,
+                   A.Bytes | (indexed(A) ? QV_DESC_INDEXED : 0) | (It != MaybeDesc.end() ? It->second : 0),
                    S.I->getDebugLoc());
         continue;
       }
