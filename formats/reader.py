@@ -409,10 +409,25 @@ def _open_regular(p: Path) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
+def _footer_schema(f: BinaryIO, p: Path) -> pa.Schema:
+    """The schema in the footer of the regular file open as ``f``, read by Arrow through a file of its
+    own (``/proc/self/fd``: the same file, no FIFO swapped in) on the calling thread.
+
+    Why not ``ipc.open_file(f)``: Arrow then reads through a Python file object, and its buffers are
+    Python objects; one released by a pool thread needs the GIL, which a thread waiting for the pool
+    while holding it never gives (apache/arrow#50482; a fuzzing run hung in one such read for minutes)."""
+    import pyarrow as pa
+    from pyarrow import ipc
+
+    own = f"/proc/self/fd/{f.fileno()}"
+    source = pa.OSFile(own if os.path.exists(own) else str(p), "r")
+    with source:
+        return ipc.open_file(source, options=ipc.IpcReadOptions(use_threads=False)).schema
+
+
 def is_quiver_log(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a regular file with a quiver log's schema (footer checked, no event read)."""
     import pyarrow as pa
-    from pyarrow import ipc
 
     try:
         p = Path(path)
@@ -420,7 +435,7 @@ def is_quiver_log(path: str | os.PathLike) -> bool:
         with _open_regular(p) as f:
             if f.read(6) != ARROW_MAGIC:
                 return False
-            validate_schema(ipc.open_file(f).schema, p)
+            validate_schema(_footer_schema(f, p), p)
         return True
     except (LogFormatError, OSError, ValueError, pa.ArrowException):
         return False
@@ -429,13 +444,12 @@ def is_quiver_log(path: str | os.PathLike) -> bool:
 def log_run(path: str | os.PathLike) -> dict[str, Any]:
     """The run metadata of a log, from its footer alone (no event is read); LogFormatError if unusable."""
     import pyarrow as pa
-    from pyarrow import ipc
 
     p = Path(path)
     regular_file_size(p)
     try:
         with _open_regular(p) as f:
-            meta = validate_schema(ipc.open_file(f).schema, p)
+            meta = validate_schema(_footer_schema(f, p), p)
     except (pa.ArrowException, OSError, ValueError) as e:
         raise LogFormatError(f"{p}: damaged Arrow file ({_short(e)})") from None
     run = _json_meta(meta, META_RUN, p)

@@ -284,3 +284,27 @@ def test_info_describes_what_is_readable_and_what_a_damaged_batch_lost(tmp_path)
     assert damaged[0].endswith(f"its events are lost: ranks 0, threads 0, time {1000 + int(cols['time_ns'][0])}-"
                                f"{1000 + int(cols['time_ns'][-1])} ns")
     assert f"({2 * len(cols['kind'])} events)" in r.stdout           # the two readable batches are counted
+
+
+def test_footer_reads_hand_arrow_no_python_file_object(tmp_path, monkeypatch):
+    """is_quiver_log and log_run read the footer through a file Arrow owns: through a Python file object
+    a pool thread may hold Python buffers that need the GIL (apache/arrow#50482: a fuzzing run hung)."""
+    import pyarrow as pa
+    from pyarrow import ipc
+    from quiver.formats import is_quiver_log
+    from quiver.formats.reader import log_run
+
+    path = builder().write(tmp_path / "run.arrow")
+    sources = []
+    real = ipc.open_file
+
+    def spy(source, *args, **kw):
+        sources.append(source)
+        return real(source, *args, **kw)
+
+    monkeypatch.setattr(ipc, "open_file", spy)
+    assert is_quiver_log(path)
+    assert log_run(path)["ranks"] == 1
+    assert len(sources) == 2 and all(isinstance(s, pa.NativeFile) and not isinstance(s, pa.PythonFile)
+                                     for s in sources), sources
+    assert is_quiver_log(tmp_path) is False

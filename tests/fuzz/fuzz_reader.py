@@ -103,6 +103,18 @@ def _exit_before_arrow_teardown() -> None:
     ctypes.CDLL(None).on_exit(_EXIT_HOOK, None)
 
 
+def _watchdog() -> None:
+    """With QUIVER_FUZZ_WATCHDOG=seconds: a run still going then prints every thread's stack and exits 1.
+    Why: libFuzzer's -timeout acts only when its alarm lands on the fuzzing thread and Python code runs
+    again; a unit stuck in native code (a deadlock) outlived it once, silently. faulthandler's watchdog
+    is a C thread that needs no GIL."""
+    import faulthandler
+
+    seconds = float(os.environ.get("QUIVER_FUZZ_WATCHDOG") or 0)
+    if seconds > 0:
+        faulthandler.dump_traceback_later(seconds, exit=True)
+
+
 def main(argv: list[str]) -> None:
     import atheris
 
@@ -117,6 +129,7 @@ def main(argv: list[str]) -> None:
         import quiver.info  # noqa: F401
     WORK.mkdir(parents=True, exist_ok=True)
     _exit_before_arrow_teardown()
+    _watchdog()
     try:
         atheris.Setup(argv, one_input)
         atheris.Fuzz()
