@@ -23,6 +23,7 @@ import numpy as np
 from . import batch_scan, integrity
 from .errors import LogFormatError
 from .ipc_read import PlainIpcFile, Unsupported
+from .safe_write import fd_path
 from .schema import (
     COLUMN_DTYPES,
     COLUMN_NAMES,
@@ -411,7 +412,7 @@ def _open_regular(p: Path) -> BinaryIO:
 
 def _footer_schema(f: BinaryIO, p: Path) -> pa.Schema:
     """The schema in the footer of the regular file open as ``f``, read by Arrow through a file of its
-    own (``/proc/self/fd``: the same file, no FIFO swapped in) on the calling thread.
+    own (safe_write.fd_path: the same file, no FIFO swapped in) on the calling thread.
 
     Why not ``ipc.open_file(f)``: Arrow then reads through a Python file object, and its buffers are
     Python objects; one released by a pool thread needs the GIL, which a thread waiting for the pool
@@ -419,9 +420,7 @@ def _footer_schema(f: BinaryIO, p: Path) -> pa.Schema:
     import pyarrow as pa
     from pyarrow import ipc
 
-    own = f"/proc/self/fd/{f.fileno()}"
-    source = pa.OSFile(own if os.path.exists(own) else str(p), "r")
-    with source:
+    with pa.OSFile(fd_path(f.fileno()), "r") as source:
         return ipc.open_file(source, options=ipc.IpcReadOptions(use_threads=False)).schema
 
 
