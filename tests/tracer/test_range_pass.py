@@ -229,7 +229,8 @@ NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows",
                "collapse2_steps", "collapse2_fixed", "collapse3_box", "collapse3_steps", "box27", "blur_int", "transpose",
                "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops", "tiled_and",
                "recurrence", "unsigned_cols", "after_scan", "redblack_odd", "planes_order", "rem_gather",
-               "rem_overlap", "aos_cells", "cond_store", "cond_mask", "pair_reads", "reread_rmw", "cond_stencil", "skip_border", "colour_if", "cond_fields"]
+               "rem_overlap", "aos_cells", "cond_store", "cond_mask", "pair_reads", "reread_rmw", "cond_stencil", "skip_border", "colour_if", "cond_fields",
+               "store_first"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -288,6 +289,27 @@ def test_an_access_under_a_residue_test_is_a_strided_record():
     assert sorted((k, b, s, w) for k, b, s, _, w in calls) == (
         [("load", "i64 8", "i64 16", "8")] * 4 + [("load", "i64 8", "i64 24", "8")] * 3 +
         [("store", "i64 8", "i64 16", "8"), ("store", "i64 8", "i64 24", "8")])
+
+
+@pytest.mark.parametrize("opt", ["-O1", "-O2"])
+def test_a_load_of_what_a_residue_store_wrote_this_iteration_follows_the_store(opt):
+    """`if (((i + j) & 1) == c) w[k] = ...; if (j % 4 == (i & 1)) probe[k] = w[k];`: the colour is a bit test
+    (`& 1`, which the compiler may branch on as `!= 0`: the other class mod 2) and the probe's load of `w`
+    reads the colour's store of the same iteration: each is a strided record (stride 2 and 4 elements)
+    whose ranges overlap, exact with the load reported after the store (storeFirst), not the loop's
+    per-access copy. Per kernel: the store's record, then the load's. Bytes and findings are per access's
+    (test_nest_shapes_record_the_same_bytes_as_per_access[store_first])."""
+    ir = device_ir(NESTS / "store_first.c", opt)
+    records = {}
+    for fn in re.split(r"^define ", ir, flags=re.M):
+        name = re.search(r"_(fresh|stale)_l\d+\.omp_outlined\.omp_outlined\(", fn)
+        if name:
+            records[name.group(1)] = [(kind, stride) for kind, _, stride, _, _ in strided_calls(fn)]
+    # fresh: f, then the stores of w and probe, then the load of w; stale: f and `probe[k] +=`'s load (load
+    # first), the stores, then the load of v
+    assert records == {
+        "fresh": [("load", "i64 16"), ("store", "i64 16"), ("store", "i64 32"), ("load", "i64 32")],
+        "stale": [("load", "i64 16"), ("load", "i64 32"), ("store", "i64 16"), ("store", "i64 32"), ("load", "i64 32")]}
 
 
 def column_stores(ir: str) -> list[tuple[str, str]]:

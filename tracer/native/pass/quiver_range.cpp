@@ -790,7 +790,7 @@ public:
 
   /// A block its loop runs on the iterations of one residue class (`if ((i + j) % 2 == colour)`, `if (i % 3 ==
   /// c)`): the only way into B is the branch of Guard (run on every iteration of L) on `X % K == C` (srem,
-  /// urem, or `X & (K - 1)`), X an affine counter of L that steps by 1, C invariant.
+  /// urem, or `X & (K - 1)`; or `!=` for K = 2), X an affine counter of L that steps by 1, C invariant.
   struct Residue {
     BasicBlock *Guard;
     const SCEVAddRecExpr *X;
@@ -802,24 +802,28 @@ public:
     auto *Br = G ? dyn_cast<BranchInst>(G->getTerminator()) : nullptr;
     auto *Cmp = Br && Br->isConditional() ? dyn_cast<ICmpInst>(Br->getCondition()) : nullptr;
     if (!Cmp || !Cmp->isEquality() || !L->contains(G) || Br->getSuccessor(0) == Br->getSuccessor(1) ||
-        (Br->getSuccessor(Cmp->getPredicate() == ICmpInst::ICMP_EQ ? 0 : 1) != B))
+        (Br->getSuccessor(0) != B && Br->getSuccessor(1) != B))
       return std::nullopt;
+    // B on the `!=` side: the other classes, one class only mod 2 (`if ((i + j) & 1)`: 1 - C)
+    bool Other = Br->getSuccessor(Cmp->getPredicate() == ICmpInst::ICMP_EQ ? 0 : 1) != B;
     for (unsigned Side = 0; Side < 2; ++Side) {
       auto *Rem = dyn_cast<BinaryOperator>(Cmp->getOperand(Side));
       Value *CV = Cmp->getOperand(1 - Side);
       auto *KC = Rem ? dyn_cast<ConstantInt>(Rem->getOperand(1)) : nullptr;
-      if (!KC || !L->isLoopInvariant(CV) || KC->getValue().ugt(64) || KC->getValue().ult(2)) continue;
+      if (!KC || !L->isLoopInvariant(CV) || KC->getValue().ugt(64)) continue;
       unsigned K = (unsigned)KC->getZExtValue();
-      if (Rem->getOpcode() == Instruction::And) {
+      if (Rem->getOpcode() == Instruction::And) { // (the mask K - 1: `x & 1` is the class mod 2)
         if (!isPowerOf2_32(K + 1)) continue;
         K += 1;
       } else if (Rem->getOpcode() != Instruction::SRem && Rem->getOpcode() != Instruction::URem) {
         continue;
       }
+      if (K < 2 || K > 64 || (Other && K != 2)) continue;
       auto *X = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(Rem->getOperand(0)));
       auto *One = X ? dyn_cast<SCEVConstant>(X->getStepRecurrence(SE)) : nullptr;
       if (!X || X->getLoop() != L || !X->isAffine() || !One || !One->isOne()) continue;
-      return Residue{G, X, SE.getSCEV(CV), K};
+      const SCEV *C = SE.getSCEV(CV);
+      return Residue{G, X, Other ? SE.getMinusSCEV(SE.getOne(C->getType()), C) : C, K};
     }
     return std::nullopt;
   }
@@ -1245,6 +1249,34 @@ public:
     return Step > 0 ? 1 : -1;
   }
 
+  /// A load of the address a store of the same innermost loop wrote earlier in the same iteration (`if
+  /// (odd) u[k] = ...; if (k % 4 == 0) probe[k] = u[k];`): the address moves by at least its bytes each
+  /// iteration (each address belongs to one iteration), and no path of the body leads from the load to
+  /// the store. Their ranges overlap, so the run-time check fails; but per byte the store, when it
+  /// runs, comes first: the range calls are exact with the load after the stores (emitGroup's After).
+  /// Only over that loop, as recurrence().
+  bool storeFirst(const Access &L, const Access &S) {
+    if (L.Store || !S.Store || L.Loops.empty() || S.Loops.empty() || L.Loops[0] != S.Loops[0] || L.Bytes != S.Bytes)
+      return false;
+    const SCEV *P = SE.getSCEV(L.Ptr);
+    auto *R = dyn_cast<SCEVAddRecExpr>(P);
+    auto *St = R ? dyn_cast<SCEVConstant>(R->getStepRecurrence(SE)) : nullptr;
+    if (P != SE.getSCEV(S.Ptr) || !R || R->getLoop() != L.Loops[0] || !R->isAffine() || !St ||
+        St->getAPInt().getSignificantBits() > 32 || std::abs(St->getAPInt().getSExtValue()) < (int64_t)L.Bytes)
+      return false;
+    BasicBlock *From = L.I->getParent(), *To = S.I->getParent();
+    if (From == To) return S.I->comesBefore(L.I);
+    // the blocks reachable from the load's within one iteration (the header only through the back edge)
+    SmallVector<BasicBlock *, 16> Work{From};
+    SmallPtrSet<BasicBlock *, 16> Seen{From};
+    while (!Work.empty())
+      for (BasicBlock *N : successors(Work.pop_back_val())) {
+        if (N == To) return false;
+        if (N != L.Loops[0]->getHeader() && L.Loops[0]->contains(N) && Seen.insert(N).second) Work.push_back(N);
+      }
+    return true;
+  }
+
   /// Lower the level of accesses that a non-hoisted access of their loop may alias, to a fixpoint.
   /// An access of the loop hoisted further out (its record is made before an enclosing loop) is
   /// not lowered against here: that one is lowered down to this loop when its own group is
@@ -1319,11 +1351,13 @@ public:
   void settle(std::vector<Access> &As) {
     std::map<Instruction *, Access *> Of;
     for (Access &A : As) Of[A.I] = &A;
-    // a recurrence pair is exact over its innermost loop only (recurrence()); further out its ranges
+    // a recurrence or store-first pair is exact over its innermost loop only (recurrence(), storeFirst());
+    // further out its ranges
     // overlap and the check would send the whole nest per access
     for (Access &L : As)
       for (Access &S : As)
-        if (L.Level >= 0 && S.Level >= 0 && (L.Level > 0 || S.Level > 0) && recurrence(L, S)) L.Level = S.Level = 0;
+        if (L.Level >= 0 && S.Level >= 0 && (L.Level > 0 || S.Level > 0) && (recurrence(L, S) || storeFirst(L, S)))
+          L.Level = S.Level = 0;
     for (bool Changed = true; Changed;) {
       Changed = false;
       std::map<Loop *, std::vector<Access *>> Groups;
@@ -1404,8 +1438,9 @@ public:
   /// More: rows a record gains from members whose rows are the leader's shifted by whole strides (a
   /// constant stride S: `u[i*n+j-1]` and `u[i*n+j+1]` of a `j += 2` loop are one record of one more
   /// row; members at S, 2S, ... each add one: the union has no gap when the leader has a row).
+  /// (Late: loads reported after the stores, storeFirst: they merge with no access reported before.)
   std::map<Access *, int64_t> stridedBlocks(std::vector<Access *> &H, std::map<Access *, unsigned> &Width,
-                                            std::map<Access *, int64_t> &More) {
+                                            std::map<Access *, int64_t> &More, const std::set<Access *> &Late) {
     std::map<Access *, int64_t> Out;
     std::vector<Access *> S;
     for (Access *A : H)
@@ -1416,7 +1451,7 @@ public:
       std::vector<std::pair<int64_t, Access *>> M{{0, A}};
       for (Access *X : S) {
         if (X == A || Used.count(X) || X->Store != A->Store || line(X) != line(A) || X->Strided[0][1] != A->Strided[0][1] ||
-            X->Strided[0][2] != A->Strided[0][2] || X->Conds[0] != A->Conds[0])
+            X->Strided[0][2] != A->Strided[0][2] || X->Conds[0] != A->Conds[0] || Late.count(X) != Late.count(A))
           continue;
         auto *C = dyn_cast<SCEVConstant>(SE.getMinusSCEV(SE.getSCEV(X->Ptr), SE.getSCEV(A->Ptr)));
         if (C && C->getAPInt().getSignificantBits() <= 32) M.push_back({C->getAPInt().getSExtValue(), X});
@@ -1569,14 +1604,26 @@ public:
     // recurrence loads (recurrence()): load -> (the store's lo, hi, the step's sign); split around the stores
     std::map<Access *, std::tuple<Value *, Value *, int>> Split;
     auto plain0 = [](Access *A) { return A->Level == 0 && !A->Strided[0][0] && !A->Nest && !A->Box.count(0); };
+    auto loadFirst = [&](Access *AL, Access *AS) {
+      return SE.getSCEV(AL->Ptr) == SE.getSCEV(AS->Ptr) && AL->Bytes == AS->Bytes && DT.dominates(AL->I, AS->I);
+    };
+    // loads that read what a store wrote earlier in the iteration (storeFirst): reported after the stores,
+    // unless another store's pair wants them before it (load first, recurrence)
+    std::set<Access *> After;
+    for (auto &[LoL, HiL, AL] : R)
+      for (auto &[LoS, HiS, AS] : R)
+        if (AL->Level == 0 && AS->Level == 0 && !AL->Nest && !AL->Box.count(0) && storeFirst(*AL, *AS)) After.insert(AL);
+    for (auto &[LoL, HiL, AL] : R)
+      for (auto &[LoS, HiS, AS] : R)
+        if (After.count(AL) && AS->Store && (loadFirst(AL, AS) || recurrence(*AL, *AS))) After.erase(AL);
     for (auto &[LoL, HiL, AL] : R) {
       if (AL->Store) continue;
       for (auto &[LoS, HiS, AS] : R) {
         if (!AS->Store) continue;
         if (AA.isNoAlias(loc(*AL), loc(*AS))) continue;
-        if (SE.getSCEV(AL->Ptr) == SE.getSCEV(AS->Ptr) && AL->Bytes == AS->Bytes && DT.dominates(AL->I, AS->I))
-          continue; // same address, load first in each iteration: loads-then-stores is exact
-        if (!Split.count(AL) && plain0(AL) && plain0(AS))
+        if (loadFirst(AL, AS)) continue; // same address, load first in each iteration: loads-then-stores is exact
+        if (After.count(AL) && storeFirst(*AL, *AS)) continue; // the load after the stores is exact
+        if (!Split.count(AL) && !After.count(AL) && plain0(AL) && plain0(AS))
           if (int Sign = recurrence(*AL, *AS)) {
             Split[AL] = {LoS, HiS, Sign};
             continue; // the load's bytes the store wrote are reported after the stores
@@ -1643,12 +1690,13 @@ public:
     };
     std::map<Access *, unsigned> BlockWidth;
     std::map<Access *, int64_t> MoreRows;
-    std::map<Access *, int64_t> Block = stridedBlocks(H, BlockWidth, MoreRows);
+    std::map<Access *, int64_t> Block = stridedBlocks(H, BlockWidth, MoreRows, After);
     std::map<Access *, unsigned> NestWidth;
     std::map<Access *, const SCEV *> NestBlock = nestBlocks(H, NestWidth);
-    for (int Stores = 0; Stores < 3; ++Stores) // loads, stores, then the recurrence loads' tails
+    for (int Stores = 0; Stores < 3; ++Stores) // loads, stores, then the recurrence loads' tails and After
       for (auto &[LoK, HiK, A] : R) {
-        if (Stores == 2 ? !Split.count(A) : A->Store != (bool)Stores) continue;
+        bool Late = After.count(A);
+        if (Stores == 2 ? !(Split.count(A) || Late) : A->Store != (bool)Stores || (Late && !Stores)) continue;
         int K = A->Level;
         SmallVector<Value *, kMaxDepth + 1> E(K + 2, nullptr); // E[j]: the bytes over Loops[j] tile
         for (int J = 1; J <= K; ++J) {
