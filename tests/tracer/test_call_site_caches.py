@@ -94,15 +94,16 @@ def test_conditional_reads_and_a_sliding_pair_are_appended_by_the_program(omp_bu
     assert 0 < big["__quiver_range_store_c"] - small["__quiver_range_store_c"] <= 1200 // 10
 
 
-def site_calls_added(exe: Path, small: str, big: str, tmp_path: Path, monkeypatch) -> tuple[int, int]:
+def site_calls_added(exe: Path, small: str, big: str, tmp_path: Path, monkeypatch, *more: str) -> tuple[int, int]:
     """The calls of `__quiver_range_load_c` and `_store_c` (a call-site cache missed) that a run with argument
-    `big` makes more than one with `small`, one thread, while recording (the caches are only filled then)."""
+    `big` makes more than one with `small` (both followed by `more`), one thread, while recording (the caches
+    are only filled then)."""
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     entries = ["__quiver_range_load_c", "__quiver_range_store_c"]
     counts = []
     for arg in (small, big):
         monkeypatch.setenv("QUIVER_RAW_DIR", str(tmp_path / f"raw{arg}"))
-        counts.append(calls_under_gdb(exe, [arg], entries))
+        counts.append(calls_under_gdb(exe, [arg, *more], entries))
     return tuple(counts[1][e] - counts[0][e] for e in entries)
 
 
@@ -170,3 +171,17 @@ def test_conditional_fields_of_an_array_of_structs_are_appended_by_the_program(o
     elements = 2 * 8000  # two steps over 8000 more particles (~75% live): 4 load and 2 store streams
     assert 0 < loads <= elements // 50
     assert 0 < stores <= elements // 100
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
+def test_all_pairs_but_the_diagonal_are_ranges(omp_build, tmp_path, monkeypatch):
+    """tests/programs/nests/skip_self.c over every pair: `if (j != i)` around the whole inner loop body
+    (all-pairs interactions) makes each access its loop's range without the element of iteration j == i
+    (two range calls), and an invariant address under it (`y[i]`) one element per row: 720 load calls for
+    633,600 more pairs. Before: every access was conditional, and the invariant one missed its call-site
+    cache on every iteration: 316,389 (an n-body force loop ran 85x native)."""
+    exe = omp_build(NESTS / "skip_self.c", opt="-O2")
+    loads, stores = site_calls_added(exe, "40", "400", tmp_path, monkeypatch, "all")
+    pairs = 4 * (400 * 400 - 40 * 40)  # four kernels over every pair (selfonly too, with a second argument)
+    assert 0 < loads <= pairs // 100
+    assert 0 < stores <= pairs // 100

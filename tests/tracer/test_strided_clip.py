@@ -32,7 +32,8 @@ def test_record_drops_and_adds_the_rows_one_call_per_row_would(harness):
     """Random pending runs (ranges, single accesses, strided records of the record's stride and of
     another, partial rows), then a strided record: the byte sets of reads and writes are those of
     one access() per row; most records take fewer filter lookups than rows (batched stretches).
-    Scenarios hold up to 13 runs before the record, so the record's own runs evict older ones. Some
+    Scenarios hold up to 12 runs before the record, one in four up to QV_RUN_GENERAL + 4, so that the record's own
+    runs evict older ones. Some
     runs are a conditional access's elements with gaps (masked runs): recorded again as plain accesses,
     the bytes written are the same, and the bytes read differ only where the thread wrote."""
     r = subprocess.run([str(harness), "fuzz", "20000", "7"], capture_output=True, text=True, check=False)

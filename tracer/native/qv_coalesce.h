@@ -19,10 +19,12 @@
 
 /* Pending runs per thread: at most QV_RUN_GENERAL ordinary ones, the other slots hold the
  * interleaved streams of one access split from a strided run (a "family"). */
-#define QV_RUN_SLOTS 32
-#define QV_RUN_GENERAL 8
+#define QV_RUN_SLOTS 48
+#define QV_RUN_GENERAL 24
 #define QV_RUN_HASH_BITS 8
 #define QV_CHAIN_MAX 24
+typedef uint64_t qv_slots; /* a set of run slots, bit i = runs[i] (QV_RUN_SLOTS <= 64) */
+#define QV_SLOTS_ALL (QV_RUN_SLOTS >= 64 ? ~(qv_slots)0 : ((qv_slots)1 << QV_RUN_SLOTS) - 1)
 
 /* A call site's cache, in the program's thread-local storage (pass/quiver_range.cpp makes one per
  * call site in a loop): an access of the site at `next` whose end is at most `lim` the program
@@ -81,9 +83,9 @@ typedef struct qv_coal {
   int32_t hot[2];         /* its slot */
   uintptr_t pnext[2];     /* where the run that came after it last time continues (0 none) */
   int32_t pslot[2];       /* its slot */
-  uint32_t occ;           /* occupied run slots */
-  uint32_t fam;           /* slots of the family: runs of one access with pairwise disjoint phases */
-  uint32_t attached;      /* slots of runs a call site grows (qv_run.site) */
+  qv_slots occ;           /* occupied run slots */
+  qv_slots fam;           /* slots of the family: runs of one access with pairwise disjoint phases */
+  qv_slots attached;      /* slots of runs a call site grows (qv_run.site) */
   /* the chain of family members a call site appends to (chain_site NULL: none): member
    * chain_slot[j] takes the access at chain_first + j * chain_step (chain_bytes bytes) */
   qv_site *chain_site;

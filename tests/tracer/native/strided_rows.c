@@ -80,7 +80,8 @@ static unsigned rnd(unsigned n) {
 static void scenario(uint64_t seed, int per_row, unsigned char out[2][ARENA]) {
   reset();
   g_rng = seed;
-  int ops = 1 + (int)rnd(12); /* (more than QV_RUN_GENERAL: the record's runs evict older ones) */
+  /* up to 12 runs; one scenario in four up to more than QV_RUN_GENERAL: the record's runs evict older ones */
+  int ops = 1 + (int)rnd(rnd(4) ? 12 : QV_RUN_GENERAL + 4);
   uintptr_t last_end = 0, last_bsize = 0, last_pc = 0;
   int last_w = 0;
   for (int k = 0; k < ops; k++) {
@@ -123,14 +124,14 @@ static void scenario(uint64_t seed, int per_row, unsigned char out[2][ARENA]) {
 }
 
 /* Scripted: a write run holds rows 10..20 of a record of reads (rows of 8 bytes every 32) and a read
- * run rows 0..3; with 6 other runs, QV_RUN_GENERAL are pending. Row 4, kept, starts a run: the write
- * run, the oldest, is written out, so rows 10..20 are no longer dropped but read. */
+ * run rows 0..3; with QV_RUN_GENERAL - 2 other runs, QV_RUN_GENERAL are pending. Row 4, kept, starts a run:
+ * the write run, the oldest, is written out, so rows 10..20 are no longer dropped but read. */
 static void scripted(int per_row, unsigned char out[2][ARENA]) {
   reset();
   uintptr_t a = g_base, stride = 32, bsize = 8, blocks = 30, pc = 0x9000;
   access_at(a + 10 * stride, 11 * stride, 1, 0x2000, 0, 0, NULL); /* the write run */
   access_at(a, 4 * stride, 0, 0x3000, 0, 0, NULL);                 /* rows 0..3 */
-  for (int k = 0; k < 6; k++) access_at(a + 2048 + 64 * k, 16, 0, 0x10000 + 0x1000 * k, 0, 0, NULL);
+  for (int k = 0; k < QV_RUN_GENERAL - 2; k++) access_at(a + 2048 + 64 * k, 16, 0, 0x10000 + 0x1000 * k, 0, 0, NULL);
   if (per_row)
     for (uintptr_t i = 0; i < blocks; i++) access_at(a + i * stride, bsize, 0, pc, 4, 0, NULL);
   else

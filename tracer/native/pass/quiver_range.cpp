@@ -170,6 +170,14 @@ struct Access {
     const SCEV *Ran = nullptr; // -O0 (top-tested loops): 0 when a loop's body never ran (no rows), else 1
   };
   std::map<unsigned, BoxLevel> Box;
+  // Hole: level 0 runs on every iteration of its loop but the one where the counter X meets V (`if (j !=
+  // i)`, holeGuard): the interval over the loop without that iteration's element (|Step| = Bytes), or
+  // the one element of an invariant address (Step 0) when another iteration runs; X from X0 to XEnd
+  struct HoleLevel {
+    const SCEV *X0, *XEnd, *V;
+    int64_t Step;
+  };
+  std::optional<HoleLevel> Hole;
   // InRange[k]: values (i128, exact) that must lie in [lo, hi] for the byte ranges over Loops[0..k]
   // to hold: a 32-bit index widened over the loops (ExtWiden) equals its sign/zero extension only
   // where it does not wrap (checked at run time with the load/store checks; else per access)
@@ -828,6 +836,33 @@ public:
     return std::nullopt;
   }
 
+  /// A block its loop runs on every iteration but one (`if (j != i)`, all-pairs interactions): the only way
+  /// into B is the branch of Guard (run on every iteration of L) on `X != V` (or the false side of `X ==
+  /// V`), X an affine counter of L that steps by 1, V invariant.
+  struct HoleAt {
+    BasicBlock *Guard;
+    const SCEVAddRecExpr *X;
+    const SCEV *V;
+  };
+  std::optional<HoleAt> holeGuard(Loop *L, BasicBlock *B) {
+    BasicBlock *G = B->getSinglePredecessor();
+    auto *Br = G ? dyn_cast<BranchInst>(G->getTerminator()) : nullptr;
+    auto *Cmp = Br && Br->isConditional() ? dyn_cast<ICmpInst>(Br->getCondition()) : nullptr;
+    if (!Cmp || !Cmp->isEquality() || !L->contains(G) || Br->getSuccessor(0) == Br->getSuccessor(1) ||
+        Br->getSuccessor(Cmp->getPredicate() == ICmpInst::ICMP_NE ? 0 : 1) != B)
+      return std::nullopt;
+    for (unsigned Side = 0; Side < 2; ++Side) {
+      auto *X = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(Cmp->getOperand(Side)));
+      Value *VV = Cmp->getOperand(1 - Side);
+      auto *One = X ? dyn_cast<SCEVConstant>(X->getStepRecurrence(SE)) : nullptr;
+      if (!X || X->getLoop() != L || !X->isAffine() || !One || !One->isOne() || !L->isLoopInvariant(VV) ||
+          !X->getType()->isIntegerTy() || X->getType()->getIntegerBitWidth() > 64)
+        continue;
+      return HoleAt{G, X, SE.getSCEV(VV)};
+    }
+    return std::nullopt;
+  }
+
   /// Byte ranges of A over its innermost loop and the enclosing ones, while they are exact; past
   /// kMaxDepth levels, boxes (boxLevels).
   void levels(Access &A) {
@@ -1015,7 +1050,11 @@ public:
       if (!plain(L)) return refused("a call or atomic in the loop");
       if (Top && Need == L->getHeader()) return refused("in the loop's test"); // runs once more than the body
       std::optional<Residue> Res;
-      if (K == 0 && !Top && CK.empty() && !DT.dominates(Need, Latch) && (Res = residueGuard(L, Need))) Need = Res->Guard;
+      std::optional<HoleAt> Hl;
+      if (K == 0 && !Top && CK.empty() && !DT.dominates(Need, Latch)) {
+        if ((Res = residueGuard(L, Need))) Need = Res->Guard;
+        else if ((Hl = holeGuard(L, Need))) Need = Hl->Guard;
+      }
       if (!everyIteration(L, Need, K, Conds)) return refused("not on every iteration");
       const SCEV *BTC = SE.getBackedgeTakenCount(L);
       size_t Wrapped = CK.size(); // CK[Wrapped..]: counters of L that must not wrap (countWithoutWrap)
@@ -1042,6 +1081,18 @@ public:
         CK.push_back({Q0, SE.getZero(IntPtr), Last});
         BTC = SE.getUDivExpr(SE.getMinusSCEV(Last, Q0), KS);
         if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: " << *A.I << " residue class mod " << Res->K << "\n";
+      }
+      if (Hl) { // every iteration but X == V's: one element a step (or an invariant one), X without a wrap
+        auto *AR = dyn_cast<SCEVAddRecExpr>(C[0]);
+        auto *St = AR && AR->getLoop() == L && AR->isAffine() ? dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE)) : nullptr;
+        int64_t Step = St && St->getAPInt().getSignificantBits() <= 32 ? St->getAPInt().getSExtValue() : 0;
+        if (!CK.empty() || C.size() != 1 || (!SE.isLoopInvariant(C[0], L) && Step != (int64_t)A.Bytes && Step != -(int64_t)A.Bytes))
+          return refused("every iteration but one, of an access it cannot split");
+        Type *XT = Hl->X->getType();
+        const SCEV *XEnd = Hl->X->evaluateAtIteration(SE.getTruncateOrZeroExtend(BTC, XT), SE);
+        CK.push_back({XEnd, Hl->X->getStart(), SE.getConstant(APInt::getSignedMaxValue(XT->getIntegerBitWidth()))});
+        A.Hole = Access::HoleLevel{Hl->X->getStart(), XEnd, Hl->V, SE.isLoopInvariant(C[0], L) ? 0 : Step};
+        if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: " << *A.I << " every iteration but one\n";
       }
       const SCEV *RanIn = Ran; // (-O0) the loops below ran: a collapsed loop's rows exist
       // a top-tested loop's test sees its counters once more than the body: they must not wrap there either
@@ -1214,7 +1265,7 @@ public:
         Need = PH;
         continue;
       }
-      if (Last) return true;
+      if (Last || A.Hole) return true; // (a hole: its loop's range only; the hole moves with the outer loops)
       Need = PH;
     }
     return true;
@@ -1231,7 +1282,8 @@ public:
   /// (emitGroup). Only over that loop: over an enclosing one the loads of a row may come before
   /// another row's stores. The sign of the step, 0 when not such a pair.
   int recurrence(const Access &L, const Access &S) {
-    if (L.Store || !S.Store || L.Loops.empty() || S.Loops.empty() || L.Loops[0] != S.Loops[0] || L.Bytes != S.Bytes)
+    if (L.Store || !S.Store || L.Loops.empty() || S.Loops.empty() || L.Loops[0] != S.Loops[0] || L.Bytes != S.Bytes ||
+        L.Hole || S.Hole)
       return 0;
     auto *RL = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(L.Ptr)), *RS = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(S.Ptr));
     if (!RL || !RS || RL->getLoop() != L.Loops[0] || RS->getLoop() != L.Loops[0] || !RL->isAffine() || !RS->isAffine())
@@ -1256,7 +1308,8 @@ public:
   /// runs, comes first: the range calls are exact with the load after the stores (emitGroup's After).
   /// Only over that loop, as recurrence().
   bool storeFirst(const Access &L, const Access &S) {
-    if (L.Store || !S.Store || L.Loops.empty() || S.Loops.empty() || L.Loops[0] != S.Loops[0] || L.Bytes != S.Bytes)
+    if (L.Store || !S.Store || L.Loops.empty() || S.Loops.empty() || L.Loops[0] != S.Loops[0] || L.Bytes != S.Bytes ||
+        L.Hole || S.Hole)
       return false;
     const SCEV *P = SE.getSCEV(L.Ptr);
     auto *R = dyn_cast<SCEVAddRecExpr>(P);
@@ -1812,9 +1865,30 @@ public:
             if ((Sign > 0) == (Stores != 2)) Hi = Cut;
             else Lo = Cut;
           }
+          FunctionCallee RC = A->Store ? RStore : RLoad;
+          if (A->Hole && J == 0) { // the interval without the element of iteration X == V, when X meets V
+            Value *Zero = ConstantInt::get(IntPtr, 0), *W = ConstantInt::get(IntPtr, A->Bytes);
+            Value *X0 = expandAt(A->Hole->X0, T), *XEnd = expandAt(A->Hole->XEnd, T), *V = expandAt(A->Hole->V, T);
+            Value *In = B.CreateAnd(B.CreateICmpSLE(X0, V), B.CreateICmpSLE(V, XEnd));
+            Value *Q = B.CreateZExtOrTrunc(B.CreateSub(V, X0), IntPtr), *QB = B.CreateMul(Q, W);
+            Value *P = A->Hole->Step > 0 ? B.CreateAdd(Lo, QB) : B.CreateSub(B.CreateSub(Hi, W), QB);
+            SmallVector<std::pair<Value *, Value *>, 2> Parts; // (lo, bytes)
+            if (!A->Hole->Step) // one element: unless X meets V on the only iteration
+              Parts.push_back({Lo, B.CreateSelect(B.CreateAnd(In, B.CreateICmpEQ(X0, XEnd)), Zero, B.CreateSub(Hi, Lo))});
+            else
+              Parts = {{Lo, B.CreateSelect(In, B.CreateSub(P, Lo), B.CreateSub(Hi, Lo))},
+                       {B.CreateAdd(P, W), B.CreateSelect(In, B.CreateSub(Hi, B.CreateAdd(P, W)), Zero)}};
+            for (auto [PLo, PN] : Parts) {
+              if (Run) PN = B.CreateSelect(Run, PN, Zero);
+              SmallVector<Value *, 3> Args{B.CreateIntToPtr(PLo, B.getPtrTy()), PN};
+              if (RC.getFunctionType()->getNumParams() == 3) Args.push_back(W); // _w
+              CallInst *CI = B.CreateCall(RC, Args);
+              if (SiteCache && LI.getLoopFor(T->getParent())) LoopRanges.push_back({CI, A->Store});
+            }
+            continue;
+          }
           Value *N = B.CreateSub(Hi, Lo);
           if (Run) N = B.CreateSelect(Run, N, ConstantInt::get(IntPtr, 0));
-          FunctionCallee RC = A->Store ? RStore : RLoad;
           SmallVector<Value *, 3> Args{B.CreateIntToPtr(Lo, B.getPtrTy()), N};
           if (RC.getFunctionType()->getNumParams() == 3) Args.push_back(ConstantInt::get(IntPtr, A->Bytes)); // _w
           CallInst *CI = B.CreateCall(RC, Args);
