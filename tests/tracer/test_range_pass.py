@@ -301,7 +301,7 @@ def test_a_load_of_what_a_residue_store_wrote_this_iteration_follows_the_store(o
     (test_nest_shapes_record_the_same_bytes_as_per_access[store_first])."""
     ir = device_ir(NESTS / "store_first.c", opt)
     records = {}
-    for fn in re.split(r"^define ", ir, flags=re.M):
+    for fn in re.split(r"^define ", ir, flags=re.MULTILINE):
         name = re.search(r"_(fresh|stale)_l\d+\.omp_outlined\.omp_outlined\(", fn)
         if name:
             records[name.group(1)] = [(kind, stride) for kind, _, stride, _, _ in strided_calls(fn)]
