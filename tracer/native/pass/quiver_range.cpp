@@ -805,15 +805,23 @@ public:
     const SCEV *C;
     unsigned K;
   };
-  std::optional<Residue> residueGuard(Loop *L, BasicBlock *B) {
+  /// The equality test whose branch is the only way into B (B's single predecessor G, in L, branches on
+  /// `a == b` or `a != b` to B and elsewhere): (G, the test, whether B is on the `==` side).
+  std::optional<std::tuple<BasicBlock *, ICmpInst *, bool>> equalityGuard(Loop *L, BasicBlock *B) {
     BasicBlock *G = B->getSinglePredecessor();
     auto *Br = G ? dyn_cast<BranchInst>(G->getTerminator()) : nullptr;
     auto *Cmp = Br && Br->isConditional() ? dyn_cast<ICmpInst>(Br->getCondition()) : nullptr;
     if (!Cmp || !Cmp->isEquality() || !L->contains(G) || Br->getSuccessor(0) == Br->getSuccessor(1) ||
         (Br->getSuccessor(0) != B && Br->getSuccessor(1) != B))
       return std::nullopt;
-    // B on the `!=` side: the other classes, one class only mod 2 (`if ((i + j) & 1)`: 1 - C)
-    bool Other = Br->getSuccessor(Cmp->getPredicate() == ICmpInst::ICMP_EQ ? 0 : 1) != B;
+    return std::make_tuple(G, Cmp, Br->getSuccessor(Cmp->getPredicate() == ICmpInst::ICMP_EQ ? 0 : 1) == B);
+  }
+
+  std::optional<Residue> residueGuard(Loop *L, BasicBlock *B) {
+    auto Eq = equalityGuard(L, B);
+    if (!Eq) return std::nullopt;
+    auto [G, Cmp, OnEq] = *Eq;
+    bool Other = !OnEq; // B on the `!=` side: the other classes, one class only mod 2 (`if ((i + j) & 1)`: 1 - C)
     for (unsigned Side = 0; Side < 2; ++Side) {
       auto *Rem = dyn_cast<BinaryOperator>(Cmp->getOperand(Side));
       Value *CV = Cmp->getOperand(1 - Side);
@@ -845,12 +853,9 @@ public:
     const SCEV *V;
   };
   std::optional<HoleAt> holeGuard(Loop *L, BasicBlock *B) {
-    BasicBlock *G = B->getSinglePredecessor();
-    auto *Br = G ? dyn_cast<BranchInst>(G->getTerminator()) : nullptr;
-    auto *Cmp = Br && Br->isConditional() ? dyn_cast<ICmpInst>(Br->getCondition()) : nullptr;
-    if (!Cmp || !Cmp->isEquality() || !L->contains(G) || Br->getSuccessor(0) == Br->getSuccessor(1) ||
-        Br->getSuccessor(Cmp->getPredicate() == ICmpInst::ICMP_NE ? 0 : 1) != B)
-      return std::nullopt;
+    auto Eq = equalityGuard(L, B);
+    if (!Eq || std::get<2>(*Eq)) return std::nullopt;
+    auto [G, Cmp, OnEq] = *Eq;
     for (unsigned Side = 0; Side < 2; ++Side) {
       auto *X = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(Cmp->getOperand(Side)));
       Value *VV = Cmp->getOperand(1 - Side);
