@@ -185,3 +185,15 @@ def test_all_pairs_but_the_diagonal_are_ranges(omp_build, tmp_path, monkeypatch)
     pairs = 4 * (400 * 400 - 40 * 40)  # four kernels over every pair (selfonly too, with a second argument)
     assert 0 < loads <= pairs // 100
     assert 0 < stores <= pairs // 100
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
+def test_clamped_indices_are_ranges(omp_build, tmp_path, monkeypatch):
+    """tests/programs/nests/clamp_index.c's 3x3 blur alone, `g[clampi(y + dy, 0, h - 1) * w + clampi(x + dx, 0,
+    w - 1)]`: a clamp of the counter is monotone and moves by at most one element, so the x loop touches
+    every element between the clamp's values at its two ends: one range per row and point of the
+    neighbourhood. Before: each read a call-site cache, cut where the clamp repeats an element."""
+    exe = omp_build(NESTS / "clamp_index.c", opt="-O2")
+    loads, stores = site_calls_added(exe, "40", "4000", tmp_path, monkeypatch, "counts")
+    pixels = 30 * (4000 - 40)  # 0 load calls (every read a range); 126,720 with the loads per access
+    assert loads <= pixels // 50

@@ -230,7 +230,7 @@ NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows",
                "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops", "tiled_and",
                "recurrence", "unsigned_cols", "after_scan", "redblack_odd", "planes_order", "rem_gather",
                "rem_overlap", "aos_cells", "cond_store", "cond_mask", "pair_reads", "reread_rmw", "cond_stencil", "skip_border", "colour_if", "cond_fields",
-               "store_first", "skip_self"]
+               "store_first", "skip_self", "clamp_index"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:

@@ -868,6 +868,100 @@ public:
     return std::nullopt;
   }
 
+  /// E over L's iterations as a monotone function of L's counter: its values at the first and the last
+  /// iteration and the most it moves per iteration (Slope). Built of L's affine recurrences, L-invariant terms,
+  /// additions, constant factors and min/max with invariants (a clamp), one varying operand each; a narrow
+  /// such expression sign-extended is taken exactly (`exactly`), MK getting the run-time checks that it is
+  /// in its type's range at both ends (so nowhere wraps).
+  struct Mono {
+    const SCEV *First, *Last;
+    uint64_t Slope;
+  };
+  /// The exact value of the narrow expression X (no wrap) in type T: its L-invariant terms sign-extended,
+  /// L's recurrences, sums, constant factors and signed min/max computed in T; nullptr for anything else.
+  const SCEV *exactly(const SCEV *X, Type *T, Loop *L, unsigned Depth = 0) {
+    if (Depth > 8) return nullptr;
+    if (SE.isLoopInvariant(X, L)) return SE.getSignExtendExpr(X, T);
+    if (auto *AR = dyn_cast<SCEVAddRecExpr>(X); AR && AR->getLoop() == L && AR->isAffine())
+      return SE.getAddRecExpr(SE.getSignExtendExpr(AR->getStart(), T), SE.getSignExtendExpr(AR->getStepRecurrence(SE), T), L,
+                              SCEV::FlagAnyWrap);
+    if (auto *S = dyn_cast<SCEVSignExtendExpr>(X)) return exactly(S->getOperand(), T, L, Depth + 1);
+    auto *N = dyn_cast<SCEVNAryExpr>(X);
+    if (!N || !(isa<SCEVAddExpr>(X) || isa<SCEVSMinExpr>(X) || isa<SCEVSMaxExpr>(X) ||
+                (isa<SCEVMulExpr>(X) && N->getNumOperands() == 2 && isa<SCEVConstant>(N->getOperand(0)))))
+      return nullptr;
+    SmallVector<const SCEV *, 4> Ops;
+    for (const SCEV *Op : N->operands()) {
+      Ops.push_back(exactly(Op, T, L, Depth + 1));
+      if (!Ops.back()) return nullptr;
+    }
+    if (isa<SCEVAddExpr>(X)) return SE.getAddExpr(Ops);
+    if (isa<SCEVMulExpr>(X)) return SE.getMulExpr(Ops);
+    return SE.getMinMaxExpr(X->getSCEVType(), Ops);
+  }
+
+  std::optional<Mono> monotone(const SCEV *E, Loop *L, const SCEV *BTC, SmallVectorImpl<std::array<const SCEV *, 3>> &MK,
+                               unsigned Depth = 0) {
+    if (Depth > 8) return std::nullopt;
+    if (SE.isLoopInvariant(E, L)) return Mono{E, E, 0};
+    // the one operand of E that varies over L (nullptr: several)
+    auto varying = [&](const SCEVNAryExpr *X) -> std::optional<unsigned> {
+      std::optional<unsigned> V;
+      for (unsigned I = 0; I < X->getNumOperands(); ++I)
+        if (!SE.isLoopInvariant(X->getOperand(I), L)) {
+          if (V) return std::nullopt;
+          V = I;
+        }
+      return V;
+    };
+    auto with = [&](const SCEVNAryExpr *X, unsigned I, const SCEV *Op) {
+      SmallVector<const SCEV *, 4> Ops(X->operands().begin(), X->operands().end());
+      Ops[I] = Op;
+      return Ops;
+    };
+    if (auto *AR = dyn_cast<SCEVAddRecExpr>(E)) {
+      auto *St = AR->getLoop() == L && AR->isAffine() ? dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE)) : nullptr;
+      if (!St || St->getAPInt().getSignificantBits() > 32) return std::nullopt;
+      int64_t Step = St->getAPInt().getSExtValue();
+      return Mono{AR->getStart(), AR->evaluateAtIteration(SE.getTruncateOrZeroExtend(BTC, AR->getType()), SE),
+                  (uint64_t)(Step < 0 ? -Step : Step)};
+    }
+    if (auto *X = dyn_cast<SCEVSignExtendExpr>(E)) { // of a narrow expression that must not wrap
+      const SCEV *W = exactly(X->getOperand(), E->getType(), L);
+      auto M = W ? monotone(W, L, BTC, MK, Depth + 1) : std::nullopt;
+      if (!M) return std::nullopt;
+      unsigned Bits = X->getOperand()->getType()->getIntegerBitWidth();
+      const SCEV *Lo = SE.getConstant(E->getType(), APInt::getSignedMinValue(Bits).getSExtValue(), true);
+      const SCEV *Hi = SE.getConstant(E->getType(), APInt::getSignedMaxValue(Bits).getSExtValue(), true);
+      // exact at both ends, in the narrow range there: in range at every iteration between (monotone)
+      MK.push_back({M->First, Lo, Hi});
+      MK.push_back({M->Last, Lo, Hi});
+      return M;
+    }
+    if (auto *X = dyn_cast<SCEVMinMaxExpr>(E)) {
+      auto V = varying(X);
+      auto M = V ? monotone(X->getOperand(*V), L, BTC, MK, Depth + 1) : std::nullopt;
+      if (!M) return std::nullopt;
+      auto F = with(X, *V, M->First), La = with(X, *V, M->Last);
+      return Mono{SE.getMinMaxExpr(X->getSCEVType(), F), SE.getMinMaxExpr(X->getSCEVType(), La), M->Slope};
+    }
+    if (auto *X = dyn_cast<SCEVAddExpr>(E)) {
+      auto V = varying(X);
+      auto M = V ? monotone(X->getOperand(*V), L, BTC, MK, Depth + 1) : std::nullopt;
+      if (!M) return std::nullopt;
+      auto F = with(X, *V, M->First), La = with(X, *V, M->Last);
+      return Mono{SE.getAddExpr(F), SE.getAddExpr(La), M->Slope};
+    }
+    if (auto *X = dyn_cast<SCEVMulExpr>(E); X && X->getNumOperands() == 2) {
+      auto *C = dyn_cast<SCEVConstant>(X->getOperand(0));
+      auto M = C && C->getAPInt().getSignificantBits() <= 32 ? monotone(X->getOperand(1), L, BTC, MK, Depth + 1) : std::nullopt;
+      if (!M) return std::nullopt;
+      int64_t F = C->getAPInt().getSExtValue();
+      return Mono{SE.getMulExpr(C, M->First), SE.getMulExpr(C, M->Last), M->Slope * (uint64_t)(F < 0 ? -F : F)};
+    }
+    return std::nullopt;
+  }
+
   /// Byte ranges of A over its innermost loop and the enclosing ones, while they are exact; past
   /// kMaxDepth levels, boxes (boxLevels).
   void levels(Access &A) {
@@ -1099,6 +1193,20 @@ public:
         A.Hole = Access::HoleLevel{Hl->X->getStart(), XEnd, Hl->V, SE.isLoopInvariant(C[0], L) ? 0 : Step};
         if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: " << *A.I << " every iteration but one\n";
       }
+      // a clamped index (`in[min(max(x - 1, 0), w - 1)]`): a monotone function of the counter that moves by at
+      // most the element per iteration touches every element between its values at the first and the last
+      // iteration: the loop's range is the interval between them (monotone; its own loop only)
+      bool Clamped = false;
+      if (K == 0 && !Top && !Res && !Hl && C.size() == 1 && !isa<SCEVAddRecExpr>(C[0]) && !SE.isLoopInvariant(C[0], L)) {
+        SmallVector<std::array<const SCEV *, 3>, 2> MK;
+        auto M = monotone(C[0], L, BTC, MK);
+        if (M && M->Slope && M->Slope <= A.Bytes && M->First->getType() == IntPtr) {
+          C = {M->First, M->Last};
+          CK.append(MK.begin(), MK.end());
+          Clamped = true;
+          if (std::getenv("QUIVER_RANGE_DEBUG")) errs() << "quiver-range: " << *A.I << " monotone in its loop\n";
+        }
+      }
       const SCEV *RanIn = Ran; // (-O0) the loops below ran: a collapsed loop's rows exist
       // a top-tested loop's test sees its counters once more than the body: they must not wrap there either
       SmallVector<std::array<const SCEV *, 3>, 2> LastTest;
@@ -1270,7 +1378,7 @@ public:
         Need = PH;
         continue;
       }
-      if (Last || A.Hole) return true; // (a hole: its loop's range only; the hole moves with the outer loops)
+      if (Last || A.Hole || Clamped) return true; // (a hole, a clamp: their loop's range only)
       Need = PH;
     }
     return true;
