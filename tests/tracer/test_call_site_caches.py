@@ -196,4 +196,4 @@ def test_clamped_indices_are_ranges(omp_build, tmp_path, monkeypatch):
     exe = omp_build(NESTS / "clamp_index.c", opt="-O2")
     loads, stores = site_calls_added(exe, "40", "4000", tmp_path, monkeypatch, "counts")
     pixels = 30 * (4000 - 40)  # 0 load calls (every read a range); 126,720 with the loads per access
-    assert loads <= pixels // 50
+    assert loads <= pixels // 50 and stores <= pixels // 50
