@@ -197,3 +197,17 @@ def test_clamped_indices_are_ranges(omp_build, tmp_path, monkeypatch):
     loads, stores = site_calls_added(exe, "40", "4000", tmp_path, monkeypatch, "counts")
     pixels = 30 * (4000 - 40)  # 0 load calls (every read a range); 126,720 with the loads per access
     assert loads <= pixels // 50 and stores <= pixels // 50
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="needs gdb")
+def test_an_address_read_again_under_a_test_is_reported_once_per_loop(omp_build, tmp_path, monkeypatch):
+    """tests/programs/nests/cond_invariant.c: `if (a[k] > t) b[k] += s[i]` with s[i] read under the test in the
+    inner loop (the compiler cannot hoist it): the access of one address over its loop, whose loop holds no
+    call, is reported the first time in each run of the loop only (a flag per thread and loop run). Before:
+    the call-site cache never took the same bytes twice, a call per true test (a 1024^2 grid: 13.4x native,
+    5.4x after, the rest the conditional streams)."""
+    exe = omp_build(NESTS / "cond_invariant.c", opt="-O2")
+    loads, _stores = site_calls_added(exe, "200", "20000", tmp_path, monkeypatch)
+    elements = 16 * (20000 - 200)  # two kernels of 16 rows: s[i] under 70% of the tests, u[i] under 40%
+    # 616 load calls; 348,463 with the flag off
+    assert 0 < loads <= elements // 50

@@ -230,7 +230,7 @@ NEST_SHAPES = ["halo_rows", "subblock3d", "colmajor", "triangle", "window_rows",
                "redblack", "collapse2_rect", "collapse2_int_window", "columns_step", "window_loops", "tiled_and",
                "recurrence", "unsigned_cols", "after_scan", "redblack_odd", "planes_order", "rem_gather",
                "rem_overlap", "aos_cells", "cond_store", "cond_mask", "pair_reads", "reread_rmw", "cond_stencil", "skip_border", "colour_if", "cond_fields",
-               "store_first", "skip_self", "clamp_index"]
+               "store_first", "skip_self", "clamp_index", "cond_invariant"]
 
 
 def device_ir(src: Path, opt: str = "-O2") -> str:
@@ -438,7 +438,8 @@ def test_nest_shapes_record_the_same_bytes_as_per_access(record_c, name, opt):
     assert findings(runs["range"].log, src) == expected(src)
 
 
-OVERLAPPING_READS = {"box27", "blur_int", "collapse2_int_window", "window_loops"}  # per access, a byte read by several points' neighbourhoods counts once per read
+OVERLAPPING_READS = {"box27", "blur_int", "collapse2_int_window", "window_loops",  # per access, a byte read by several points' neighbourhoods counts once per read
+                     "cond_invariant"}  # (and u[i] once per true test; with the pass once per row)
 
 
 def test_race_on_a_collapse3_nest_record_is_the_per_access_race(record_c):

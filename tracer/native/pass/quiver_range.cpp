@@ -2416,6 +2416,16 @@ public:
     // a conditional access's desc bits: QV_DESC_MAYBE and its pitch (before any block is split: LoopInfo
     // knows the sites' blocks then)
     std::map<Instruction *, unsigned> MaybeDesc;
+    // an access of one address over its loop that no call or atomic of the loop can order (`if (a[k] > t)
+    // b[k] += s[i]`: s[i] read under the test): reported the first time in each run of the loop only (a
+    // flag per thread and loop run); its other accesses are the same bytes again, by the same thread,
+    // nothing between. Before, the call-site cache never took the same bytes twice: a call per access.
+    std::map<Instruction *, Instruction *> Once; // -> the loop's preheader terminator
+    for (Site &S : Sites)
+      if (Loop *L = S.InLoop && !S.Done ? LI.getLoopFor(S.I->getParent()) : nullptr;
+          L && L->getHeader()->getParent() == &F && L->getLoopPreheader() &&
+          L->isLoopInvariant(getLoadStorePointerOperand(S.I)) && plain(L))
+        Once[S.I] = L->getLoopPreheader()->getTerminator();
     for (Site &S : Sites)
       if (!S.Done && (S.A->Maybe || Maybes.count(S.A->I)))
         MaybeDesc[S.I] = QV_DESC_MAYBE | pitchOf(S.I, getLoadStorePointerOperand(S.I), S.A->Bytes) << QV_DESC_PITCH_SHIFT;
@@ -2424,16 +2434,27 @@ public:
       Access &A = *S.A;
       Value *P = getLoadStorePointerOperand(S.I);
       Value *N = ConstantInt::get(IntPtr, A.Bytes);
+      Instruction *At = S.I;
+      if (auto O = Once.find(S.I); O != Once.end()) {
+        IRBuilder<> E(&*F.getEntryBlock().getFirstInsertionPt());
+        AllocaInst *Seen = E.CreateAlloca(E.getInt8Ty(), nullptr, "qv.once");
+        new StoreInst(E.getInt8(0), Seen, O->second->getIterator());
+        IRBuilder<> B(S.I);
+        B.SetCurrentDebugLocation(S.I->getDebugLoc());
+        At = SplitBlockAndInsertIfThen(B.CreateICmpEQ(B.CreateLoad(B.getInt8Ty(), Seen), B.getInt8(0)), S.I, false);
+        IRBuilder<> T(At);
+        T.CreateStore(T.getInt8(1), Seen);
+      }
       if (S.InLoop && SiteCache) {
         auto It = MaybeDesc.find(S.I);
-        cachedCall(S.I, S.Guard, P, N, A.Store,
+        cachedCall(At, S.Guard, P, N, A.Store,
                    A.Bytes | (indexed(A) ? QV_DESC_INDEXED : 0) | (It != MaybeDesc.end() ? It->second : 0),
                    S.I->getDebugLoc());
         continue;
       }
       std::string Name = std::string("__sanitizer_cov_") + (A.Store ? "store" : "load") + Sizes[A.Idx];
       FunctionCallee CB = callback(M, Name, FunctionType::get(Void, {Ptr}, false));
-      checkedCall(S.I, S.Guard, CB, {P}, P, N, A.Store, S.I->getDebugLoc());
+      checkedCall(At, S.Guard, CB, {P}, P, N, A.Store, S.I->getDebugLoc());
     }
     // 4. range calls inside an outer loop (once per inner loop) get a cache too
     for (auto &[CI, Store] : LoopRanges) {
