@@ -1978,34 +1978,30 @@ public:
             if ((Sign > 0) == (Stores != 2)) Hi = Cut;
             else Lo = Cut;
           }
-          FunctionCallee RC = A->Store ? RStore : RLoad;
+          // the range call of [PLo, PLo + PN) (none when Run does not hold)
+          auto rangeCall = [&](Value *PLo, Value *PN) {
+            FunctionCallee RC = A->Store ? RStore : RLoad;
+            if (Run) PN = B.CreateSelect(Run, PN, ConstantInt::get(IntPtr, 0));
+            SmallVector<Value *, 3> Args{B.CreateIntToPtr(PLo, B.getPtrTy()), PN};
+            if (RC.getFunctionType()->getNumParams() == 3) Args.push_back(ConstantInt::get(IntPtr, A->Bytes)); // _w
+            CallInst *CI = B.CreateCall(RC, Args);
+            if (SiteCache && LI.getLoopFor(T->getParent())) LoopRanges.push_back({CI, A->Store});
+          };
           if (A->Hole && J == 0) { // the interval without the element of iteration X == V, when X meets V
             Value *Zero = ConstantInt::get(IntPtr, 0), *W = ConstantInt::get(IntPtr, A->Bytes);
             Value *X0 = expandAt(A->Hole->X0, T), *XEnd = expandAt(A->Hole->XEnd, T), *V = expandAt(A->Hole->V, T);
             Value *In = B.CreateAnd(B.CreateICmpSLE(X0, V), B.CreateICmpSLE(V, XEnd));
-            Value *Q = B.CreateZExtOrTrunc(B.CreateSub(V, X0), IntPtr), *QB = B.CreateMul(Q, W);
-            Value *P = A->Hole->Step > 0 ? B.CreateAdd(Lo, QB) : B.CreateSub(B.CreateSub(Hi, W), QB);
-            SmallVector<std::pair<Value *, Value *>, 2> Parts; // (lo, bytes)
-            if (!A->Hole->Step) // one element: unless X meets V on the only iteration
-              Parts.push_back({Lo, B.CreateSelect(B.CreateAnd(In, B.CreateICmpEQ(X0, XEnd)), Zero, B.CreateSub(Hi, Lo))});
-            else
-              Parts = {{Lo, B.CreateSelect(In, B.CreateSub(P, Lo), B.CreateSub(Hi, Lo))},
-                       {B.CreateAdd(P, W), B.CreateSelect(In, B.CreateSub(Hi, B.CreateAdd(P, W)), Zero)}};
-            for (auto [PLo, PN] : Parts) {
-              if (Run) PN = B.CreateSelect(Run, PN, Zero);
-              SmallVector<Value *, 3> Args{B.CreateIntToPtr(PLo, B.getPtrTy()), PN};
-              if (RC.getFunctionType()->getNumParams() == 3) Args.push_back(W); // _w
-              CallInst *CI = B.CreateCall(RC, Args);
-              if (SiteCache && LI.getLoopFor(T->getParent())) LoopRanges.push_back({CI, A->Store});
+            if (!A->Hole->Step) { // one element: unless X meets V on the only iteration
+              rangeCall(Lo, B.CreateSelect(B.CreateAnd(In, B.CreateICmpEQ(X0, XEnd)), Zero, B.CreateSub(Hi, Lo)));
+              continue;
             }
+            Value *QB = B.CreateMul(B.CreateZExtOrTrunc(B.CreateSub(V, X0), IntPtr), W);
+            Value *P = A->Hole->Step > 0 ? B.CreateAdd(Lo, QB) : B.CreateSub(B.CreateSub(Hi, W), QB); // X == V's
+            rangeCall(Lo, B.CreateSelect(In, B.CreateSub(P, Lo), B.CreateSub(Hi, Lo)));
+            rangeCall(B.CreateAdd(P, W), B.CreateSelect(In, B.CreateSub(Hi, B.CreateAdd(P, W)), Zero));
             continue;
           }
-          Value *N = B.CreateSub(Hi, Lo);
-          if (Run) N = B.CreateSelect(Run, N, ConstantInt::get(IntPtr, 0));
-          SmallVector<Value *, 3> Args{B.CreateIntToPtr(Lo, B.getPtrTy()), N};
-          if (RC.getFunctionType()->getNumParams() == 3) Args.push_back(ConstantInt::get(IntPtr, A->Bytes)); // _w
-          CallInst *CI = B.CreateCall(RC, Args);
-          if (SiteCache && LI.getLoopFor(T->getParent())) LoopRanges.push_back({CI, A->Store});
+          rangeCall(Lo, B.CreateSub(Hi, Lo));
         }
         A->Guard = Ok;
       }
