@@ -410,7 +410,7 @@ def _open_regular(p: Path) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def _footer_schema(f: BinaryIO, p: Path) -> pa.Schema:
+def _footer_schema(f: BinaryIO) -> pa.Schema:
     """The schema in the footer of the regular file open as ``f``, read by Arrow through a file of its
     own (safe_write.fd_path: the same file, no FIFO swapped in) on the calling thread.
 
@@ -434,7 +434,7 @@ def is_quiver_log(path: str | os.PathLike) -> bool:
         with _open_regular(p) as f:
             if f.read(6) != ARROW_MAGIC:
                 return False
-            validate_schema(_footer_schema(f, p), p)
+            validate_schema(_footer_schema(f), p)
         return True
     except (LogFormatError, OSError, ValueError, pa.ArrowException):
         return False
@@ -448,7 +448,7 @@ def log_run(path: str | os.PathLike) -> dict[str, Any]:
     regular_file_size(p)
     try:
         with _open_regular(p) as f:
-            meta = validate_schema(_footer_schema(f, p), p)
+            meta = validate_schema(_footer_schema(f), p)
     except (pa.ArrowException, OSError, ValueError) as e:
         raise LogFormatError(f"{p}: damaged Arrow file ({_short(e)})") from None
     run = _json_meta(meta, META_RUN, p)

@@ -25,6 +25,7 @@
 #define QV_CHAIN_MAX 24
 typedef uint64_t qv_slots; /* a set of run slots, bit i = runs[i] (QV_RUN_SLOTS <= 64) */
 #define QV_SLOTS_ALL (QV_RUN_SLOTS >= 64 ? ~(qv_slots)0 : ((qv_slots)1 << QV_RUN_SLOTS) - 1)
+_Static_assert(QV_RUN_SLOTS <= 64 && QV_RUN_GENERAL < QV_RUN_SLOTS, "run slots are bits of a qv_slots");
 
 /* A call site's cache, in the program's thread-local storage (pass/quiver_range.cpp makes one per
  * call site in a loop): an access of the site at `next` whose end is at most `lim` the program
